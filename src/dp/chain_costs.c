@@ -1,0 +1,252 @@
+/* chain_costs.c — the DP's view of a chain: per-class option lists (Rotor's
+ * {none, keep_all}, the default {none, keep_all, asap}, or any list a caller
+ * builds) and their exact costs, measured by replaying each option's op lists
+ * on its block graph. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rk_dp.h"
+
+void rk_dp_options_free(rk_dp_options *o) {
+    if (!o) return;
+    for (int k = 0; k < o->n_classes; k++) {
+        rk_dp_class_options *co = &o->classes[k];
+        for (int i = 0; i < co->n_options; i++) rk_option_free(&co->options[i]);
+        free(co->options);
+    }
+    free(o->classes);
+    memset(o, 0, sizeof *o);
+}
+
+static rk_status push_option(rk_dp_class_options *co, rk_option *opt) {
+    rk_option *a = realloc(co->options, (size_t)(co->n_options + 1) * sizeof *a);
+    if (!a) return RK_ENOMEM;
+    co->options = a;
+    a[co->n_options++] = *opt; /* takes ownership */
+    memset(opt, 0, sizeof *opt);
+    return RK_OK;
+}
+
+static rk_status builtin_options(const rk_chain *ch, rk_dp_options *o, int with_asap, rk_error *err) {
+    memset(o, 0, sizeof *o);
+    o->classes = calloc((size_t)ch->n_classes + 1, sizeof *o->classes);
+    if (!o->classes) return rk_fail(err, RK_ENOMEM, "out of memory");
+    o->n_classes = ch->n_classes;
+    for (int k = 0; k < ch->n_classes; k++) {
+        const rk_graph *g = &ch->classes[k];
+        rk_dp_class_options *co = &o->classes[k];
+        co->keep_all = 1;
+        rk_option opt;
+        rk_status r = rk_option_none(g, &opt, err);
+        if (!r && (r = push_option(co, &opt))) rk_fail(err, r, "out of memory");
+        if (!r && !(r = rk_option_keep_all(g, &opt, err)) && (r = push_option(co, &opt)))
+            rk_fail(err, r, "out of memory");
+        if (!r && with_asap && !(r = rk_option_asap(g, &opt, err)) && (r = push_option(co, &opt)))
+            rk_fail(err, r, "out of memory");
+        if (r) {
+            rk_option_free(&opt);
+            rk_dp_options_free(o);
+            return r;
+        }
+    }
+    return RK_OK;
+}
+
+rk_status rk_dp_options_rotor(const rk_chain *ch, rk_dp_options *o, rk_error *err) {
+    return builtin_options(ch, o, 0, err);
+}
+
+rk_status rk_dp_options_default(const rk_chain *ch, rk_dp_options *o, rk_error *err) {
+    return builtin_options(ch, o, 1, err);
+}
+
+rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_error *err) {
+    if (cls < 0 || cls >= o->n_classes)
+        return rk_fail(err, RK_EINPUT, "option for class %d; the chain has %d classes", cls, o->n_classes);
+    if (opt->n_bwd <= 0)
+        return rk_fail(err, RK_EINPUT, "class %d: an added option needs backward ops (option 0 is the only one without)",
+                       cls);
+    rk_option c;
+    if (rk_option_copy(&c, opt)) return rk_fail(err, RK_ENOMEM, "out of memory");
+    if (push_option(&o->classes[cls], &c)) {
+        rk_option_free(&c);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    return RK_OK;
+}
+
+/* ------------------------------------------------------------- costs */
+
+void rk_dp_costs_free(rk_dp_costs *c) {
+    if (!c) return;
+    for (int k = 0; k < c->n_classes; k++) free(c->classes[k].opt);
+    free(c->classes);
+    free(c->block_class);
+    memset(c, 0, sizeof *c);
+}
+
+rk_status rk_dp_costs_alloc(rk_dp_costs *c, int n_classes, const int *n_options, int n_blocks) {
+    memset(c, 0, sizeof *c);
+    if (n_classes < 1 || n_blocks < 1) return RK_EINPUT;
+    c->classes = calloc((size_t)n_classes, sizeof *c->classes);
+    c->block_class = calloc((size_t)n_blocks, sizeof *c->block_class);
+    if (!c->classes || !c->block_class) {
+        rk_dp_costs_free(c);
+        return RK_ENOMEM;
+    }
+    c->n_classes = n_classes;
+    c->n_blocks = n_blocks;
+    for (int k = 0; k < n_classes; k++) {
+        int n = n_options[k] > 0 ? n_options[k] : 1;
+        c->classes[k].opt = calloc((size_t)n, sizeof *c->classes[k].opt);
+        if (!c->classes[k].opt) {
+            rk_dp_costs_free(c);
+            return RK_ENOMEM;
+        }
+        c->classes[k].n_options = n;
+        c->classes[k].keep_all = -1;
+    }
+    return RK_OK;
+}
+
+rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err) {
+    if (c->n_blocks < 1) return rk_fail(err, RK_EINPUT, "costs: no blocks");
+    for (int b = 0; b < c->n_blocks; b++)
+        if (c->block_class[b] < 0 || c->block_class[b] >= c->n_classes)
+            return rk_fail(err, RK_EINPUT, "costs: block %d has class %d of %d", b, c->block_class[b], c->n_classes);
+    for (int b = 1; b < c->n_blocks; b++) {
+        const rk_dp_class_cost *p = &c->classes[c->block_class[b - 1]], *q = &c->classes[c->block_class[b]];
+        if (p->output_size != q->input_size)
+            return rk_fail(err, RK_EINPUT, "costs: block %d input size %lld != block %d output size %lld", b,
+                           (long long)q->input_size, b - 1, (long long)p->output_size);
+    }
+    for (int k = 0; k < c->n_classes; k++) {
+        const rk_dp_class_cost *cc = &c->classes[k];
+        if (cc->input_size < 0 || cc->output_size < 0 || cc->output_grad_size < 0)
+            return rk_fail(err, RK_EINPUT, "costs: class %d has a negative size", k);
+        if (cc->n_options < 2) return rk_fail(err, RK_EINPUT, "costs: class %d has no option with a backward", k);
+        if (cc->keep_all >= cc->n_options || cc->keep_all == 0)
+            return rk_fail(err, RK_EINPUT, "costs: class %d keep_all index %d out of range", k, cc->keep_all);
+        for (int o = 0; o < cc->n_options; o++) {
+            const rk_dp_option_cost *x = &cc->opt[o];
+            int64_t io = cc->input_size + cc->output_size;
+            if (!isfinite(x->fwd_time) || x->fwd_time < 0 || (o > 0 && (!isfinite(x->bwd_time) || x->bwd_time < 0)) ||
+                !isfinite(x->loss_time) || x->loss_time < 0)
+                return rk_fail(err, RK_EINPUT, "costs: class %d option %d has a bad time", k, o);
+            if (x->saved < 0 || x->fwd_peak < io || x->fwd_peak_re < io + x->saved ||
+                (o > 0 && (x->bwd_peak < io + x->saved + cc->output_grad_size ||
+                           x->loss_peak < io + x->saved)))
+                return rk_fail(err, RK_EINPUT, "costs: class %d option %d has peaks below what they include", k, o);
+            if (o == 0 && x->saved != 0)
+                return rk_fail(err, RK_EINPUT, "costs: class %d option 0 must keep nothing but the output", k);
+        }
+    }
+    return RK_OK;
+}
+
+static int is_input(const rk_graph *g, int d) {
+    for (int k = 0; k < g->n_inputs; k++)
+        if (g->inputs[k] == d) return 1;
+    return 0;
+}
+
+/* Replay one option: fwd from the inputs (fwd_peak, saved), loss, bwd;
+ * then the fwd again with the output already present (fwd_peak_re). */
+static rk_status measure_option(const rk_graph *g, int cls, int oi, const rk_option *opt, rk_dp_option_cost *x,
+                                rk_error *err) {
+    char where[96];
+    rk_block_state st;
+    rk_status r;
+    memset(x, 0, sizeof *x);
+    snprintf(where, sizeof where, "class %d option %d", cls, oi);
+    {   /* the contract check, on a shallow copy (stats only) */
+        rk_option tmp = *opt;
+        if ((r = rk_option_evaluate(g, &tmp, err))) {
+            rk_error e2 = *err;
+            return rk_fail(err, r, "%s: %s", where, e2.msg);
+        }
+    }
+    if (oi == 0 && opt->n_bwd != 0)
+        return rk_fail(err, RK_EINPUT, "%s: option 0 must be a forward without backward ops", where);
+    if (oi > 0 && opt->n_bwd == 0)
+        return rk_fail(err, RK_EINPUT, "%s: option %d has no backward ops", where, oi);
+    if (rk_block_state_init(&st, g)) return rk_fail(err, RK_ENOMEM, "out of memory");
+    int64_t in = st.live;
+    int64_t out = is_input(g, g->output) ? 0 : g->d[g->output].size;
+    if ((r = rk_block_replay(g, &st, opt->fwd, opt->n_fwd, where, err))) goto done;
+    x->fwd_time = st.time;
+    x->fwd_peak = st.peak;
+    x->saved = st.live - in - out;
+    if (oi == 0) {
+        for (int d = 0; d < g->n_d; d++)
+            if (st.present[d] && d != g->output && !is_input(g, d)) {
+                r = rk_fail(err, RK_EINPUT, "%s: option 0 must keep only the output, but '%s' stays in memory", where,
+                            g->d[d].name);
+                goto done;
+            }
+    } else {
+        rk_op loss = {RK_OP_RUN, 0, g->loss, -1};
+        rk_block_state_reset_peak(&st);
+        double t0 = st.time;
+        if ((r = rk_block_replay(g, &st, &loss, 1, where, err))) goto done;
+        x->loss_peak = st.peak;
+        x->loss_time = st.time - t0;
+        rk_block_state_reset_peak(&st);
+        t0 = st.time;
+        if ((r = rk_block_replay(g, &st, opt->bwd, opt->n_bwd, where, err))) goto done;
+        x->bwd_peak = st.peak;
+        x->bwd_time = st.time - t0;
+    }
+    rk_block_state_free(&st);
+    /* forward again with the output already in memory */
+    if (rk_block_state_init(&st, g)) return rk_fail(err, RK_ENOMEM, "out of memory");
+    if (!st.present[g->output]) {
+        st.present[g->output] = 1;
+        st.live += g->d[g->output].size;
+        st.contrib[g->output] = 1;
+        rk_block_state_reset_peak(&st);
+    }
+    if ((r = rk_block_replay(g, &st, opt->fwd, opt->n_fwd, where, err))) goto done;
+    x->fwd_peak_re = st.peak;
+done:
+    rk_block_state_free(&st);
+    return r;
+}
+
+rk_status rk_dp_costs_build(const rk_chain *ch, const rk_dp_options *o, rk_dp_costs *c, rk_error *err) {
+    memset(c, 0, sizeof *c);
+    rk_status r = rk_chain_validate(ch, "chain", err);
+    if (r) return r;
+    if (o->n_classes != ch->n_classes)
+        return rk_fail(err, RK_EINPUT, "options are given for %d classes; the chain has %d", o->n_classes,
+                       ch->n_classes);
+    int *nopt = malloc((size_t)ch->n_classes * sizeof *nopt);
+    if (!nopt) return rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int k = 0; k < ch->n_classes; k++) nopt[k] = o->classes[k].n_options;
+    for (int k = 0; k < ch->n_classes; k++)
+        if (nopt[k] < 2) {
+            free(nopt);
+            return rk_fail(err, RK_EINPUT, "class %d has %d options; it needs option 0 (none) and at least one with a backward",
+                            k, o->classes[k].n_options);
+        }
+    r = rk_dp_costs_alloc(c, ch->n_classes, nopt, ch->n_blocks);
+    free(nopt);
+    if (r) return rk_fail(err, r, "out of memory");
+    for (int b = 0; b < ch->n_blocks; b++) c->block_class[b] = ch->blocks[b].cls;
+    for (int k = 0; k < ch->n_classes && !r; k++) {
+        const rk_graph *g = &ch->classes[k];
+        rk_dp_class_cost *cc = &c->classes[k];
+        cc->keep_all = o->classes[k].keep_all;
+        cc->input_size = 0;
+        for (int i = 0; i < g->n_inputs; i++) cc->input_size += g->d[g->inputs[i]].size;
+        cc->output_size = g->d[g->output].size;
+        cc->output_grad_size = g->d[g->output_grad].size;
+        for (int i = 0; i < cc->n_options && !r; i++)
+            r = measure_option(g, k, i, &o->classes[k].options[i], &cc->opt[i], err);
+    }
+    if (!r) r = rk_dp_costs_check(c, err);
+    if (r) rk_dp_costs_free(c);
+    return r;
+}

@@ -1,0 +1,60 @@
+/* atomic.c — atomic file writing: a temporary file in the target's folder,
+ * fsync, then rename, so readers never see a partial file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rk_graph.h"
+
+rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err) {
+    if (!path || !*path) return rk_fail(err, RK_EINPUT, "no output file name given");
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return rk_fail(err, RK_EINPUT, "%s: is a directory, expected a file name", path);
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    if (!tmp) return rk_fail(err, RK_ENOMEM, "out of memory");
+    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return rk_fail(err, RK_EINPUT, "%s: cannot create a file there: %s", path, strerror(e));
+    }
+    const char *p = data;
+    size_t left = len;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            int e = errno;
+            close(fd);
+            unlink(tmp);
+            free(tmp);
+            return rk_fail(err, RK_EFAIL, "%s: write failed: %s", path, strerror(e));
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0 && errno != EINVAL) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return rk_fail(err, RK_EFAIL, "%s: write failed: %s", path, strerror(e));
+    }
+    fchmod(fd, 0644);
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        free(tmp);
+        return rk_fail(err, RK_EFAIL, "%s: cannot write: %s", path, strerror(e));
+    }
+    free(tmp);
+    return RK_OK;
+}

@@ -1,0 +1,623 @@
+/* bb.c — owns the branch-and-bound search and rk_milp_solve: set-up of the
+ * solve context, the root (propagation, LP, cuts, heuristics, reduced-cost
+ * fixing), the node loop (best-bound selection with depth-first plunging,
+ * node LPs warm-started by the dual simplex from the parent's basis),
+ * limits (time, nodes, gap) and the result.  The search is sequential, so
+ * results are identical for any thread count. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bb_internal.h"
+
+/* ------------------------------------------------------------ API bits */
+
+void rk_milp_params_default(rk_milp_params *p) {
+    memset(p, 0, sizeof *p);
+    p->gap = 1e-6;
+    p->known_bound = -INFINITY;
+}
+
+void rk_milp_result_free(rk_milp_result *res) {
+    if (!res) return;
+    free(res->x);
+    res->x = NULL;
+}
+
+const char *rk_milp_status_name(rk_milp_status s) {
+    switch (s) {
+    case RK_MILP_OPTIMAL: return "optimal";
+    case RK_MILP_INFEASIBLE: return "infeasible";
+    case RK_MILP_UNBOUNDED: return "unbounded";
+    case RK_MILP_TIME_LIMIT: return "time_limit";
+    case RK_MILP_ERROR: return "error";
+    }
+    return "error";
+}
+
+/* ------------------------------------------------------------ helpers */
+
+double bb_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double bb_elapsed(const bb_ctx *c) { return bb_now() - c->t0; }
+
+int bb_time_up(const bb_ctx *c) {
+    return c->par->time_limit > 0 && bb_elapsed(c) >= c->par->time_limit;
+}
+
+/* Nodes with a bound at or above this cannot improve the incumbent by more
+ * than the requested gap. */
+double bb_cutoff(const bb_ctx *c) {
+    if (!c->has_inc) return INFINITY;
+    double g = c->par->gap > 0 ? c->par->gap : 0;
+    double tol = fmax(g * fmax(fabs(c->inc_z), 1.0), 1e-9 * fmax(fabs(c->inc_z), 1.0));
+    if (c->obj_integral) tol = fmax(tol, 1.0 - 1e-6);
+    return c->inc_z - tol;
+}
+
+void bb_note_pruned(bb_ctx *c, double bound) {
+    if (bound < c->prune_min) c->prune_min = bound;
+}
+
+void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub) {
+    for (int j = 0; j < c->n; j++) {
+        if (lb[j] != c->slb[j] || ub[j] != c->sub[j]) {
+            rk_simplex_set_col_bounds(c->lps, j, lb[j], ub[j]);
+            c->slb[j] = lb[j];
+            c->sub[j] = ub[j];
+        }
+    }
+}
+
+rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
+    rk_simplex_opts o;
+    rk_simplex_opts_default(&o);
+    o.iter_limit = iter_limit;
+    if (c->par->time_limit > 0) {
+        double left = c->par->time_limit - bb_elapsed(c);
+        o.time_limit = left > 1e-3 ? left : 1e-3;
+    }
+    o.cutoff = INFINITY;
+    /* the simplex compares its own objective: min form without the constant */
+    if (with_cutoff && c->has_inc) o.cutoff = bb_cutoff(c) - c->obj_const;
+    return rk_simplex_solve(c->lps, &o);
+}
+
+void bb_read_lp(bb_ctx *c) {
+    c->z = c->sense * rk_simplex_objective(c->lps);
+    rk_simplex_get_x(c->lps, c->x);
+    rk_simplex_get_reduced_costs(c->lps, c->d);
+    if (c->sense < 0)
+        for (int j = 0; j < c->n; j++) c->d[j] = -c->d[j];
+}
+
+/* Node bound after an LP value z: objective integrality rounds it up. */
+static double bb_node_bound(const bb_ctx *c, double z) {
+    if (c->obj_integral) {
+        double r = ceil(z - c->obj_const - 1e-6) + c->obj_const;
+        return r > z ? r : z;
+    }
+    return z;
+}
+
+/* Reduced-cost fixing: tighten lb/ub of integer columns nonbasic at a bound
+ * whose reduced cost would push the LP value past the incumbent. */
+static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
+    if (!c->has_inc) return;
+    double gap = bb_cutoff(c) - c->z;
+    if (gap < 0) return;
+    for (int j = 0; j < c->n; j++) {
+        if (!c->is_int[j] || lb[j] == ub[j]) continue;
+        double d = c->d[j];
+        if (d > 1e-7 && c->x[j] <= lb[j] + 1e-9 && lb[j] != -INFINITY) {
+            double nub = lb[j] + floor(gap / d + 1e-9);
+            if (nub < ub[j]) ub[j] = nub;
+        } else if (d < -1e-7 && c->x[j] >= ub[j] - 1e-9 && ub[j] != INFINITY) {
+            double nlb = ub[j] - floor(gap / -d + 1e-9);
+            if (nlb > lb[j]) lb[j] = nlb;
+        }
+    }
+}
+
+static int bb_count_fractional(const bb_ctx *c) {
+    int k = 0;
+    for (int j = 0; j < c->n; j++) {
+        if (!c->is_int[j]) continue;
+        double f = c->x[j] - floor(c->x[j]);
+        if (f > BB_INT_TOL && f < 1 - BB_INT_TOL) k++;
+    }
+    return k;
+}
+
+/* Make an open node from the current local bounds with one extra change. */
+static int bb_make_node(bb_ctx *c, bb_node *nd, int col, int dir, double val, double bound, int depth,
+                        const rk_basis *basis) {
+    memset(nd, 0, sizeof *nd);
+    int k = 0;
+    for (int j = 0; j < c->n; j++)
+        if (c->llb[j] != c->glb[j] || c->lub[j] != c->gub[j] || j == col) k++;
+    nd->chg = malloc((size_t)(k ? k : 1) * sizeof *nd->chg);
+    if (!nd->chg) return -1;
+    k = 0;
+    for (int j = 0; j < c->n; j++) {
+        if (c->llb[j] != c->glb[j] || c->lub[j] != c->gub[j] || j == col) {
+            nd->chg[k].col = j;
+            nd->chg[k].lb = c->llb[j];
+            nd->chg[k].ub = c->lub[j];
+            if (j == col) {
+                if (dir) nd->chg[k].lb = ceil(val);
+                else nd->chg[k].ub = floor(val);
+            }
+            k++;
+        }
+    }
+    nd->n_chg = k;
+    if (basis) {
+        int nb = basis->n + basis->m;
+        nd->basis = malloc((size_t)nb);
+        if (!nd->basis) { free(nd->chg); nd->chg = NULL; return -1; }
+        memcpy(nd->basis, basis->col, (size_t)basis->n);
+        memcpy(nd->basis + basis->n, basis->row, (size_t)basis->m);
+    }
+    nd->bound = bound;
+    nd->id = c->next_id++;
+    nd->depth = depth;
+    nd->branch_col = col;
+    nd->branch_dir = dir;
+    nd->parent_z = c->z;
+    nd->frac = dir ? ceil(val) - val : val - floor(val);
+    return 0;
+}
+
+/* Load an open node: local bounds = global bounds intersected with the
+ * node's changes; install its basis. */
+static void bb_load_node(bb_ctx *c, const bb_node *nd) {
+    memcpy(c->llb, c->glb, (size_t)c->n * sizeof *c->llb);
+    memcpy(c->lub, c->gub, (size_t)c->n * sizeof *c->lub);
+    for (int k = 0; k < nd->n_chg; k++) {
+        int j = nd->chg[k].col;
+        if (nd->chg[k].lb > c->llb[j]) c->llb[j] = nd->chg[k].lb;
+        if (nd->chg[k].ub < c->lub[j]) c->lub[j] = nd->chg[k].ub;
+    }
+    if (nd->basis) {
+        rk_basis b;
+        b.n = c->n;
+        b.m = c->mm;
+        b.col = nd->basis;
+        b.row = nd->basis + c->n;
+        if (b.m == rk_simplex_num_rows(c->lps)) rk_simplex_set_basis(c->lps, &b);
+    }
+}
+
+enum { BB_PRUNED = 0, BB_BRANCHED = 1, BB_STOP = 2, BB_FAIL = 3 };
+
+/* Process the node whose bounds are in llb/lub.  On BB_BRANCHED the
+ * preferred child's bounds are left in llb/lub and its creation data in
+ * *child; the other child is queued. */
+static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, double *node_bound) {
+    c->nodes++;
+    int depth = info->depth;
+    int resolves = 0;
+    for (;;) {
+        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) return BB_PRUNED;
+        for (int j = 0; j < c->n; j++)
+            if (c->llb[j] > c->lub[j]) return BB_PRUNED;
+        bb_apply_bounds(c, c->llb, c->lub);
+        rk_lp_status st = bb_solve_lp(c, 0, 1);
+        if (st == RK_LP_INFEASIBLE) return BB_PRUNED;
+        if (st == RK_LP_CUTOFF) {
+            bb_note_pruned(c, c->obj_integral ? c->inc_z : bb_cutoff(c));
+            return BB_PRUNED;
+        }
+        if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
+        if (st != RK_LP_OPTIMAL) {
+            rk_fail(c->err, RK_EFAIL, "branch-and-bound: node LP failed (status %d) at node %ld", (int)st, c->nodes);
+            return BB_FAIL;
+        }
+        bb_read_lp(c);
+        if (info->branch_col >= 0 && resolves == 0)
+            bb_update_pseudocost(c, info->branch_col, info->branch_dir, c->z - info->parent_z, info->frac);
+        *node_bound = bb_node_bound(c, c->z);
+        if (*node_bound >= bb_cutoff(c)) {
+            bb_note_pruned(c, *node_bound);
+            return BB_PRUNED;
+        }
+        if (bb_count_fractional(c) == 0) {
+            bb_offer_solution(c, c->x, "node LP");
+            return BB_PRUNED;
+        }
+        if (c->has_inc) {
+            bb_reduced_cost_fixing(c, c->llb, c->lub);
+            if (depth == 0) bb_reduced_cost_fixing(c, c->glb, c->gub);
+        }
+        /* heuristics: at the root and now and then */
+        if (resolves == 0 && (depth == 0 || (c->nodes % 100) == 0 || (!c->has_inc && (c->nodes % 20) == 0))) {
+            bb_heur_rounding(c);
+            bb_heur_dive(c, c->n);
+            bb_apply_bounds(c, c->llb, c->lub);
+            st = bb_solve_lp(c, 0, 0);
+            if (st != RK_LP_OPTIMAL) {
+                if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
+                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) return BB_PRUNED;
+                rk_fail(c->err, RK_EFAIL, "branch-and-bound: node LP failed after diving (status %d)", (int)st);
+                return BB_FAIL;
+            }
+            bb_read_lp(c);
+            if (*node_bound >= bb_cutoff(c)) {
+                bb_note_pruned(c, *node_bound);
+                return BB_PRUNED;
+            }
+            if (c->has_inc) bb_reduced_cost_fixing(c, c->llb, c->lub);
+        }
+        int up = 0;
+        int j = bb_select_branch_var(c, &up, depth);
+        if (j == -1) return BB_PRUNED;
+        if (j == -2) {
+            if (++resolves > 50) return BB_PRUNED; /* cannot happen: bounds only shrink */
+            continue;
+        }
+        if (j < 0) {
+            rk_fail(c->err, RK_ENOMEM, "branch-and-bound: out of memory");
+            return BB_FAIL;
+        }
+        /* queue the other child with this node's basis */
+        rk_basis b = {0};
+        int have_b = rk_simplex_get_basis(c->lps, &b) == RK_OK;
+        bb_node other;
+        if (bb_make_node(c, &other, j, !up, c->x[j], *node_bound, depth + 1, have_b ? &b : NULL) ||
+            bb_queue_push(&c->q, &other)) {
+            if (have_b) rk_basis_free(&b);
+            rk_fail(c->err, RK_ENOMEM, "branch-and-bound: out of memory");
+            return BB_FAIL;
+        }
+        if (have_b) rk_basis_free(&b);
+        memset(child, 0, sizeof *child);
+        child->bound = *node_bound;
+        child->depth = depth + 1;
+        child->branch_col = j;
+        child->branch_dir = up;
+        child->parent_z = c->z;
+        child->frac = up ? ceil(c->x[j]) - c->x[j] : c->x[j] - floor(c->x[j]);
+        child->id = c->next_id++;
+        if (up) c->llb[j] = ceil(c->x[j]);
+        else c->lub[j] = floor(c->x[j]);
+        return BB_BRANCHED;
+    }
+}
+
+/* ------------------------------------------------------------ set-up */
+
+static void bb_ctx_free(bb_ctx *c) {
+    free(c->row_start);
+    free(c->row_idx);
+    free(c->row_val);
+    free(c->obj);
+    free(c->glb);
+    free(c->gub);
+    free(c->llb);
+    free(c->lub);
+    free(c->slb);
+    free(c->sub);
+    free(c->row_lb);
+    free(c->row_ub);
+    free(c->x);
+    free(c->d);
+    free(c->ax);
+    free(c->inc_x);
+    for (int d = 0; d < 2; d++) {
+        free(c->pc_sum[d]);
+        free(c->pc_cnt[d]);
+    }
+    free(c->tmp_x);
+    free(c->tmp_i);
+    free(c->prop_queue);
+    free(c->prop_inq);
+    bb_queue_free(&c->q);
+    if (c->lps) rk_simplex_free(c->lps);
+}
+
+static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_error *err) {
+    memset(c, 0, sizeof *c);
+    c->t0 = bb_now();
+    c->lp = lp;
+    c->par = p;
+    c->err = err;
+    c->n = lp->n;
+    c->m = lp->m;
+    c->mm = lp->m;
+    c->sense = lp->maximize ? -1.0 : 1.0;
+    c->prune_min = INFINITY;
+    if (rk_lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    int n = c->n, m = c->m;
+    size_t nn = (size_t)(n ? n : 1), mn = (size_t)(m ? m : 1), big = nn > mn ? nn : mn;
+    c->row_start = calloc(mn + 1, sizeof *c->row_start);
+    c->row_idx = malloc((size_t)(c->A.nnz ? c->A.nnz : 1) * sizeof *c->row_idx);
+    c->row_val = malloc((size_t)(c->A.nnz ? c->A.nnz : 1) * sizeof *c->row_val);
+    c->obj = malloc(nn * sizeof *c->obj);
+    c->glb = malloc(nn * sizeof(double));
+    c->gub = malloc(nn * sizeof(double));
+    c->llb = malloc(nn * sizeof(double));
+    c->lub = malloc(nn * sizeof(double));
+    c->slb = malloc(nn * sizeof(double));
+    c->sub = malloc(nn * sizeof(double));
+    c->row_lb = malloc(mn * sizeof(double));
+    c->row_ub = malloc(mn * sizeof(double));
+    c->x = malloc(nn * sizeof(double));
+    c->d = malloc(nn * sizeof(double));
+    c->ax = malloc(big * sizeof(double));
+    c->inc_x = malloc(nn * sizeof(double));
+    for (int d = 0; d < 2; d++) {
+        c->pc_sum[d] = calloc(nn, sizeof(double));
+        c->pc_cnt[d] = calloc(nn, sizeof(int));
+    }
+    c->tmp_x = malloc(big * sizeof(double));
+    c->tmp_i = malloc(big * sizeof(int));
+    c->prop_queue = malloc(mn * sizeof(int));
+    c->prop_inq = calloc(mn, 1);
+    if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->glb || !c->gub || !c->llb || !c->lub ||
+        !c->slb || !c->sub || !c->row_lb || !c->row_ub || !c->x || !c->d || !c->ax || !c->inc_x ||
+        !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
+        !c->prop_queue || !c->prop_inq)
+        return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    /* row-wise copy */
+    for (long p = 0; p < c->A.nnz; p++) c->row_start[c->A.index[p] + 1]++;
+    for (int i = 0; i < m; i++) c->row_start[i + 1] += c->row_start[i];
+    long *pos = malloc(mn * sizeof *pos);
+    if (!pos) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    memcpy(pos, c->row_start, mn * sizeof *pos);
+    for (int j = 0; j < n; j++)
+        for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) {
+            long q = pos[c->A.index[p]]++;
+            c->row_idx[q] = j;
+            c->row_val[q] = c->A.value[p];
+        }
+    free(pos);
+    memcpy(c->row_lb, lp->row_lb, (size_t)m * sizeof(double));
+    memcpy(c->row_ub, lp->row_ub, (size_t)m * sizeof(double));
+    c->is_int = lp->is_int;
+    c->obj_const = c->sense * lp->obj_const;
+    c->obj_integral = 1;
+    for (int j = 0; j < n; j++) {
+        c->obj[j] = c->sense * lp->obj[j];
+        double lb = lp->col_lb[j], ub = lp->col_ub[j];
+        if (lp->is_int[j]) {
+            c->n_int++;
+            lb = ceil(lb - 1e-9);
+            ub = floor(ub + 1e-9);
+            if (c->obj[j] != 0 && c->obj[j] != floor(c->obj[j])) c->obj_integral = 0;
+        } else if (c->obj[j] != 0) {
+            c->obj_integral = 0;
+        }
+        c->glb[j] = lb;
+        c->gub[j] = ub;
+        c->slb[j] = lp->col_lb[j];
+        c->sub[j] = lp->col_ub[j];
+    }
+    if (c->obj_const != floor(c->obj_const)) c->obj_integral = 0;
+    return RK_OK;
+}
+
+static void bb_fill_result(bb_ctx *c, rk_milp_result *res, rk_milp_status st, double bound_min) {
+    res->status = st;
+    res->nodes = c->nodes;
+    res->iterations = c->lps ? rk_simplex_iterations(c->lps) : 0;
+    res->time_s = bb_elapsed(c);
+    res->n = c->n;
+    if (c->has_inc) {
+        res->has_solution = 1;
+        res->x = malloc((size_t)(c->n ? c->n : 1) * sizeof *res->x);
+        if (res->x) memcpy(res->x, c->inc_x, (size_t)c->n * sizeof *res->x);
+        else res->has_solution = 0;
+        res->objective = c->sense * c->inc_z;
+    } else {
+        res->objective = c->sense * INFINITY;
+    }
+    if (st == RK_MILP_OPTIMAL && c->has_inc && bound_min > c->inc_z) bound_min = c->inc_z;
+    res->bound = c->sense * bound_min;
+}
+
+/* ------------------------------------------------------------ solve */
+
+rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err) {
+    rk_milp_params defp;
+    if (!p) {
+        rk_milp_params_default(&defp);
+        p = &defp;
+    }
+    memset(res, 0, sizeof *res);
+    res->n = lp->n;
+    if (p->lp_only || rk_lp_num_integers(lp) == 0) return rk_lp_solve_relaxation(lp, p, res, err);
+
+    bb_ctx c;
+    rk_status rs = bb_ctx_init(&c, lp, p, err);
+    if (rs != RK_OK) {
+        bb_ctx_free(&c);
+        return rs;
+    }
+    int n = c.n;
+    /* caller's incumbent */
+    if (p->incumbent) {
+        if (!bb_offer_solution(&c, p->incumbent, "given") && p->verbose)
+            fprintf(stderr, "milp: the given incumbent is infeasible; ignored\n");
+    }
+    double known = p->known_bound;
+    double known_min = -INFINITY;
+    if (!isnan(known) && known != -INFINITY && known != INFINITY) known_min = c.sense * known;
+    if (c.sense < 0 && known == INFINITY) known_min = -INFINITY;
+
+    /* root propagation */
+    for (int j = 0; j < n; j++)
+        if (c.glb[j] > c.gub[j]) goto infeasible;
+    if (bb_propagate(&c, c.glb, c.gub, -1)) goto infeasible;
+
+    c.lps = rk_simplex_new(lp, err);
+    if (!c.lps) {
+        bb_ctx_free(&c);
+        return RK_EFAIL;
+    }
+    memcpy(c.llb, c.glb, (size_t)n * sizeof(double));
+    memcpy(c.lub, c.gub, (size_t)n * sizeof(double));
+
+    /* root LP (without cutoff: its status tells unbounded / infeasible) */
+    bb_apply_bounds(&c, c.llb, c.lub);
+    {
+        rk_lp_status st = bb_solve_lp(&c, 0, 0);
+        if (st == RK_LP_INFEASIBLE) goto infeasible;
+        if (st == RK_LP_UNBOUNDED) {
+            bb_fill_result(&c, res, RK_MILP_UNBOUNDED, -INFINITY);
+            bb_ctx_free(&c);
+            return RK_OK;
+        }
+        if (st == RK_LP_TIME_LIMIT) {
+            bb_fill_result(&c, res, RK_MILP_TIME_LIMIT, known_min);
+            bb_ctx_free(&c);
+            return RK_OK;
+        }
+        if (st != RK_LP_OPTIMAL) {
+            rk_fail(err, RK_EFAIL, "branch-and-bound: root LP failed (status %d)", (int)st);
+            bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
+            bb_ctx_free(&c);
+            return RK_EFAIL;
+        }
+        bb_read_lp(&c);
+        c.root_z = c.z;
+        if (p->verbose) fprintf(stderr, "milp: root LP %.10g, %ld iterations, %.2f s\n", c.sense * c.z,
+                                rk_simplex_iterations(c.lps), bb_elapsed(&c));
+    }
+    /* cuts at the root */
+    bb_root_cuts(&c);
+
+    /* the search */
+    bb_node info;
+    memset(&info, 0, sizeof info);
+    info.branch_col = -1;
+    info.id = c.next_id++;
+    int have_node = 1;
+    double cur_bound = c.z;
+    int result = BB_PRUNED;
+    double last_log = bb_now();
+    for (;;) {
+        if (!have_node) {
+            bb_note_pruned(&c, bb_queue_prune(&c.q, bb_cutoff(&c)));
+            bb_node nd;
+            if (!bb_queue_pop(&c.q, &nd)) break;
+            double gb = nd.bound > known_min ? nd.bound : known_min;
+            if (c.has_inc && gb >= bb_cutoff(&c)) {
+                bb_note_pruned(&c, gb);
+                bb_node_free(&nd);
+                bb_queue_prune(&c.q, -INFINITY);
+                break;
+            }
+            bb_load_node(&c, &nd);
+            info = nd;
+            info.chg = NULL;
+            info.basis = NULL;
+            bb_node_free(&nd);
+            have_node = 1;
+        }
+        if (bb_time_up(&c) || (p->node_limit > 0 && c.nodes >= p->node_limit)) {
+            c.stopped = 1;
+            /* put the current node back so the bound stays right */
+            bb_node back;
+            if (bb_make_node(&c, &back, -1, 0, 0, info.bound, info.depth, NULL) == 0) {
+                back.bound = info.bound;
+                bb_queue_push(&c.q, &back);
+            }
+            break;
+        }
+        bb_node child;
+        double nb = info.bound;
+        result = bb_process_node(&c, &info, &child, &nb);
+        if (result == BB_STOP) {
+            bb_node back;
+            if (bb_make_node(&c, &back, -1, 0, 0, info.bound, info.depth, NULL) == 0) bb_queue_push(&c.q, &back);
+            break;
+        }
+        if (result == BB_FAIL) break;
+        if (p->verbose && bb_now() - last_log > 2.0) {
+            last_log = bb_now();
+            double qb = bb_queue_min_bound(&c.q);
+            fprintf(stderr, "milp: %ld nodes, %d open, bound %.10g, incumbent %.10g, %.1f s\n", c.nodes, c.q.size,
+                    c.sense * fmin(qb, nb), c.has_inc ? c.sense * c.inc_z : c.sense * INFINITY, bb_elapsed(&c));
+        }
+        if (result == BB_PRUNED) {
+            have_node = 0;
+            continue;
+        }
+        /* branched: plunge into the preferred child unless it looks bad */
+        cur_bound = nb;
+        info = child;
+        double qmin = bb_queue_min_bound(&c.q);
+        int plunge = 1;
+        if (c.has_inc) {
+            double lim = qmin + 0.5 * (c.inc_z - qmin);
+            if (cur_bound > lim) plunge = 0;
+        } else if (info.depth > 2 * (c.n_int + 10)) {
+            plunge = 0;
+        }
+        if (!plunge) {
+            bb_node back;
+            rk_basis b = {0};
+            int have_b = rk_simplex_get_basis(c.lps, &b) == RK_OK;
+            /* the child's bounds are in llb/lub already: no extra change */
+            if (bb_make_node(&c, &back, -1, 0, 0, cur_bound, info.depth, have_b ? &b : NULL) == 0) {
+                back.branch_col = info.branch_col;
+                back.branch_dir = info.branch_dir;
+                back.parent_z = info.parent_z;
+                back.frac = info.frac;
+                bb_queue_push(&c.q, &back);
+            }
+            if (have_b) rk_basis_free(&b);
+            have_node = 0;
+        }
+    }
+    if (result == BB_FAIL) {
+        bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
+        bb_ctx_free(&c);
+        return RK_EFAIL;
+    }
+    {
+        double qb = bb_queue_min_bound(&c.q);
+        rk_milp_status st;
+        double bound;
+        if (c.stopped && c.q.size > 0) {
+            st = RK_MILP_TIME_LIMIT;
+            bound = qb;
+            if (c.has_inc && bound > c.inc_z) bound = c.inc_z;
+            if (bound < known_min) bound = known_min;
+            if (c.has_inc && bound >= bb_cutoff(&c)) st = RK_MILP_OPTIMAL;
+        } else if (c.has_inc) {
+            st = RK_MILP_OPTIMAL;
+            /* the proven bound: nodes pruned within the gap still count */
+            bound = fmin(c.prune_min, c.inc_z);
+            if (c.obj_integral && bound > c.inc_z - 1 + 1e-6) bound = c.inc_z;
+            if (bound < known_min) bound = fmin(known_min, c.inc_z);
+        } else {
+            st = RK_MILP_INFEASIBLE;
+            bound = INFINITY;
+        }
+        (void)cur_bound;
+        bb_fill_result(&c, res, st, bound);
+        if (p->verbose)
+            fprintf(stderr, "milp: %s, objective %.10g, bound %.10g, %ld nodes, %ld iterations, %.2f s\n",
+                    rk_milp_status_name(st), res->objective, res->bound, res->nodes, res->iterations, res->time_s);
+    }
+    bb_ctx_free(&c);
+    return RK_OK;
+
+infeasible:
+    if (c.has_inc) {
+        /* cannot be: a feasible incumbent exists; trust it */
+        bb_fill_result(&c, res, RK_MILP_OPTIMAL, c.inc_z);
+    } else {
+        bb_fill_result(&c, res, RK_MILP_INFEASIBLE, INFINITY);
+    }
+    bb_ctx_free(&c);
+    return RK_OK;
+}

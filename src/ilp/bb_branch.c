@@ -1,0 +1,164 @@
+/* bb_branch.c — owns the branching decision of branch-and-bound: reliability
+ * branching.  Each integer column keeps pseudocosts (average objective gain
+ * per unit of change, down and up); a column whose pseudocosts rest on fewer
+ * than BB_RELIABLE observations is evaluated by strong branching (a few dual
+ * simplex iterations on each child from the node's basis), which also
+ * initialises its pseudocosts.  Children found infeasible by strong
+ * branching tighten the node instead.  Score: product of the two gains. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bb_internal.h"
+
+#define BB_RELIABLE 4
+#define BB_SB_MAX_CANDS 10
+#define BB_SB_LOOKAHEAD 4
+
+void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac) {
+    if (frac < 1e-9 || !isfinite(delta_z)) return;
+    if (delta_z < 0) delta_z = 0;
+    c->pc_sum[dir][col] += delta_z / frac;
+    c->pc_cnt[dir][col]++;
+}
+
+static double bb_pc(const bb_ctx *c, int col, int dir, double avg) {
+    return c->pc_cnt[dir][col] ? c->pc_sum[dir][col] / c->pc_cnt[dir][col] : avg;
+}
+
+static double bb_score(double dn, double up) {
+    const double eps = 1e-6;
+    return fmax(dn, eps) * fmax(up, eps);
+}
+
+typedef struct {
+    int col;
+    double score;
+} bb_cand;
+
+static int bb_cand_cmp(const void *a, const void *b) {
+    const bb_cand *x = a, *y = b;
+    if (x->score != y->score) return x->score > y->score ? -1 : 1;
+    return x->col - y->col;
+}
+
+/* Solve one strong-branching child: returns 1 if infeasible / cut off, else
+ * 0 with *zc its value (a valid bound only if optimal: *exact). */
+static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const rk_basis *saved, double *zc,
+                           int *exact) {
+    double olb = c->llb[j], oub = c->lub[j];
+    double nlb = olb, nub = oub;
+    if (dir) nlb = ceil(xj);
+    else nub = floor(xj);
+    rk_simplex_set_col_bounds(c->lps, j, nlb, nub);
+    c->slb[j] = nlb;
+    c->sub[j] = nub;
+    rk_lp_status st = bb_solve_lp(c, iters, 1);
+    int inf = 0;
+    *exact = 0;
+    if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) inf = 1;
+    else if (st == RK_LP_OPTIMAL || st == RK_LP_ITER_LIMIT) {
+        double z = c->sense * rk_simplex_objective(c->lps);
+        *zc = z;
+        *exact = st == RK_LP_OPTIMAL;
+        if (*exact && z >= bb_cutoff(c)) inf = 1;
+    } else {
+        *zc = c->z;
+    }
+    rk_simplex_set_col_bounds(c->lps, j, olb, oub);
+    c->slb[j] = olb;
+    c->sub[j] = oub;
+    rk_simplex_set_basis(c->lps, saved);
+    return inf;
+}
+
+int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
+    int n = c->n;
+    bb_cand *cand = malloc((size_t)(n ? n : 1) * sizeof *cand);
+    if (!cand) return -3;
+    /* average pseudocosts over all observed columns (for the unobserved) */
+    double avg[2] = {1, 1};
+    for (int d = 0; d < 2; d++) {
+        double s = 0;
+        long k = 0;
+        for (int j = 0; j < n; j++)
+            if (c->pc_cnt[d][j]) { s += c->pc_sum[d][j] / c->pc_cnt[d][j]; k++; }
+        if (k) avg[d] = s / (double)k;
+    }
+    int nc = 0;
+    for (int j = 0; j < n; j++) {
+        if (!c->is_int[j]) continue;
+        double f = c->x[j] - floor(c->x[j]);
+        if (f <= BB_INT_TOL || f >= 1 - BB_INT_TOL) continue;
+        double s = bb_score(bb_pc(c, j, 0, avg[0]) * f, bb_pc(c, j, 1, avg[1]) * (1 - f));
+        cand[nc].col = j;
+        cand[nc].score = s;
+        nc++;
+    }
+    if (nc == 0) { free(cand); return -3; }
+    qsort(cand, (size_t)nc, sizeof *cand, bb_cand_cmp);
+
+    /* strong branching on unreliable candidates, in pseudocost order */
+    int best = cand[0].col;
+    double best_score = -1;
+    int tightened = 0;
+    int sb_done = 0, no_improve = 0;
+    rk_basis saved = {0};
+    int have_basis = 0;
+    int max_cands = depth < 10 ? BB_SB_MAX_CANDS : BB_SB_MAX_CANDS / 2;
+    long it_limit = 20 + 2 * (long)c->m;
+    if (it_limit > 500) it_limit = 500;
+    for (int k = 0; k < nc; k++) {
+        int j = cand[k].col;
+        double f = c->x[j] - floor(c->x[j]);
+        int reliable = c->pc_cnt[0][j] >= BB_RELIABLE && c->pc_cnt[1][j] >= BB_RELIABLE;
+        double s;
+        if (!reliable && sb_done < max_cands && no_improve < BB_SB_LOOKAHEAD && !bb_time_up(c)) {
+            if (!have_basis) {
+                if (rk_simplex_get_basis(c->lps, &saved) != RK_OK) break;
+                have_basis = 1;
+            }
+            double zd = c->z, zu = c->z;
+            int exd, exu;
+            int infd = bb_strong_child(c, j, 0, c->x[j], it_limit, &saved, &zd, &exd);
+            int infu = bb_strong_child(c, j, 1, c->x[j], it_limit, &saved, &zu, &exu);
+            sb_done++;
+            if (infd && infu) {
+                rk_basis_free(&saved);
+                free(cand);
+                return -1;
+            }
+            if (infd || infu) {
+                /* the other side is the only one left: tighten the node */
+                if (infd) c->llb[j] = ceil(c->x[j]);
+                else c->lub[j] = floor(c->x[j]);
+                tightened = 1;
+                continue;
+            }
+            bb_update_pseudocost(c, j, 0, zd - c->z, f);
+            bb_update_pseudocost(c, j, 1, zu - c->z, 1 - f);
+            s = bb_score(zd - c->z, zu - c->z);
+        } else {
+            s = cand[k].score;
+            if (!reliable && sb_done >= max_cands) s = cand[k].score;
+        }
+        if (s > best_score * (1 + 1e-9) || best_score < 0) {
+            if (s > best_score) no_improve = 0;
+            best_score = s;
+            best = j;
+        } else {
+            no_improve++;
+        }
+    }
+    if (have_basis) rk_basis_free(&saved);
+    free(cand);
+    if (tightened) return -2;
+    double f = c->x[best] - floor(c->x[best]);
+    double gd = bb_pc(c, best, 0, avg[0]) * f, gu = bb_pc(c, best, 1, avg[1]) * (1 - f);
+    /* explore first the child that looks better: smaller gain; without an
+     * incumbent go up (towards fixing binaries on, usually feasible faster) */
+    if (!c->has_inc) *prefer_up = f >= 0.5 ? 1 : (gu <= gd);
+    else *prefer_up = gu < gd;
+    return best;
+}

@@ -1,0 +1,155 @@
+/* bb_heur.c — owns incumbents of branch-and-bound: the feasibility check of
+ * a candidate solution (bounds and every row), accepting a better one, and
+ * the primal heuristics that find them early: simple rounding (using the
+ * rows' locks) and LP diving (fix the least fractional variable in its
+ * cheaper direction, propagate, re-solve, repeat). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bb_internal.h"
+
+int bb_check_solution(const bb_ctx *c, double *x, double *z) {
+    const rk_lp *lp = c->lp;
+    for (int j = 0; j < c->n; j++) {
+        if (!isfinite(x[j])) return 0;
+        if (c->is_int[j]) {
+            double r = floor(x[j] + 0.5);
+            if (fabs(x[j] - r) > BB_INT_TOL) return 0;
+            x[j] = r;
+        }
+        double lb = lp->col_lb[j], ub = lp->col_ub[j];
+        if (x[j] < lb) {
+            if (x[j] < lb - BB_FEAS_TOL * fmax(1.0, fabs(lb))) return 0;
+            x[j] = lb;
+        }
+        if (x[j] > ub) {
+            if (x[j] > ub + BB_FEAS_TOL * fmax(1.0, fabs(ub))) return 0;
+            x[j] = ub;
+        }
+    }
+    double *ax = c->tmp_x;
+    for (int i = 0; i < c->m; i++) ax[i] = 0;
+    for (int j = 0; j < c->n; j++) {
+        if (x[j] == 0) continue;
+        for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) ax[c->A.index[p]] += c->A.value[p] * x[j];
+    }
+    for (int i = 0; i < c->m; i++) {
+        double lb = lp->row_lb[i], ub = lp->row_ub[i];
+        if (ax[i] < lb - BB_FEAS_TOL * fmax(1.0, fabs(lb))) return 0;
+        if (ax[i] > ub + BB_FEAS_TOL * fmax(1.0, fabs(ub))) return 0;
+    }
+    double v = c->obj_const;
+    for (int j = 0; j < c->n; j++) v += c->obj[j] * x[j];
+    *z = v;
+    return 1;
+}
+
+int bb_offer_solution(bb_ctx *c, const double *x, const char *source) {
+    double *y = malloc((size_t)(c->n ? c->n : 1) * sizeof *y);
+    if (!y) return 0;
+    memcpy(y, x, (size_t)c->n * sizeof *y);
+    double z;
+    int ok = bb_check_solution(c, y, &z);
+    if (!ok || (c->has_inc && z >= c->inc_z - 1e-9 * fmax(1.0, fabs(c->inc_z)))) {
+        free(y);
+        return 0;
+    }
+    memcpy(c->inc_x, y, (size_t)c->n * sizeof *y);
+    free(y);
+    c->has_inc = 1;
+    c->inc_z = z;
+    if (c->par->verbose)
+        fprintf(stderr, "milp: incumbent %.10g (%s) after %ld nodes, %.2f s\n", c->sense * z, source, c->nodes,
+                bb_elapsed(c));
+    return 1;
+}
+
+/* Rows in which moving x_j down (dir 0) or up (dir 1) may violate a bound. */
+static int bb_locks(const bb_ctx *c, int j, int dir) {
+    int k = 0;
+    for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) {
+        int i = c->A.index[p];
+        double a = c->A.value[p];
+        int up_hurts_ub = (a > 0) == (dir == 1);
+        if (up_hurts_ub ? c->row_ub[i] != INFINITY : c->row_lb[i] != -INFINITY) k++;
+    }
+    return k;
+}
+
+void bb_heur_rounding(bb_ctx *c) {
+    double *y = malloc((size_t)(c->n ? c->n : 1) * sizeof *y);
+    if (!y) return;
+    memcpy(y, c->x, (size_t)c->n * sizeof *y);
+    for (int j = 0; j < c->n; j++) {
+        if (!c->is_int[j]) continue;
+        double f = y[j] - floor(y[j]);
+        if (f <= BB_INT_TOL || f >= 1 - BB_INT_TOL) continue;
+        if (bb_locks(c, j, 0) == 0) y[j] = floor(y[j]);
+        else if (bb_locks(c, j, 1) == 0) y[j] = ceil(y[j]);
+        else { free(y); return; }
+    }
+    bb_offer_solution(c, y, "rounding");
+    free(y);
+}
+
+/* Dive from the current node LP.  Leaves the simplex with the node's bounds
+ * and basis restored (the caller re-solves). */
+void bb_heur_dive(bb_ctx *c, int max_depth) {
+    int n = c->n;
+    double *dlb = malloc((size_t)n * sizeof *dlb), *dub = malloc((size_t)n * sizeof *dub);
+    rk_basis saved = {0};
+    if (!dlb || !dub || rk_simplex_get_basis(c->lps, &saved) != RK_OK) {
+        free(dlb);
+        free(dub);
+        return;
+    }
+    memcpy(dlb, c->llb, (size_t)n * sizeof *dlb);
+    memcpy(dub, c->lub, (size_t)n * sizeof *dub);
+    long it0 = rk_simplex_iterations(c->lps);
+    long budget = 2000 + 10L * (c->m + n);
+    for (int depth = 0; depth < max_depth; depth++) {
+        if (bb_time_up(c)) break;
+        /* pick the least fractional integer column; direction by locks, then rounding */
+        int best = -1, bdir = 0;
+        double bscore = INFINITY;
+        int nfrac = 0;
+        for (int j = 0; j < n; j++) {
+            if (!c->is_int[j]) continue;
+            double f = c->x[j] - floor(c->x[j]);
+            if (f <= BB_INT_TOL || f >= 1 - BB_INT_TOL) continue;
+            nfrac++;
+            int ld = bb_locks(c, j, 0), lu = bb_locks(c, j, 1);
+            int dir;
+            double fr;
+            if (ld < lu) dir = 0;
+            else if (lu < ld) dir = 1;
+            else dir = f >= 0.5;
+            fr = dir ? 1 - f : f;
+            /* prefer small distance; binaries first */
+            double score = fr + (dub[j] - dlb[j] > 1.5 ? 1.0 : 0.0);
+            if (score < bscore) { bscore = score; best = j; bdir = dir; }
+        }
+        if (nfrac == 0) {
+            bb_offer_solution(c, c->x, "diving");
+            break;
+        }
+        if (best < 0) break;
+        if (bdir) dlb[best] = ceil(c->x[best]);
+        else dub[best] = floor(c->x[best]);
+        if (bb_propagate(c, dlb, dub, best)) break;
+        bb_apply_bounds(c, dlb, dub);
+        long left = budget - (rk_simplex_iterations(c->lps) - it0);
+        if (left <= 0) break;
+        rk_lp_status st = bb_solve_lp(c, left, 1);
+        if (st != RK_LP_OPTIMAL) break;
+        bb_read_lp(c);
+        if (c->has_inc && c->z >= bb_cutoff(c)) break;
+    }
+    bb_apply_bounds(c, c->llb, c->lub);
+    rk_simplex_set_basis(c->lps, &saved);
+    rk_basis_free(&saved);
+    free(dlb);
+    free(dub);
+}

@@ -1,0 +1,143 @@
+/* bb_internal.h — the branch-and-bound solve context shared by the bb_*.c
+ * files (one concept each): bb.c (the search loop and rk_milp_solve),
+ * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
+ * bb_branch.c (pseudocost / reliability branching), bb_heur.c (incumbent
+ * checks, rounding and diving), bb_cuts.c (cutting planes at the root).
+ *
+ * Everything is in minimization form: z = sense * (c'x + c0), sense = -1 for
+ * a maximize problem.  No global state: one bb_ctx per solve (reentrant). */
+#ifndef RK_BB_INTERNAL_H
+#define RK_BB_INTERNAL_H
+
+#include "lp_internal.h"
+#include "simplex.h"
+
+#define BB_INT_TOL 1e-6     /* integrality tolerance */
+#define BB_FEAS_TOL 1e-6    /* row / bound feasibility of an incumbent */
+
+/* A bound change relative to the root bounds. */
+typedef struct {
+    int col;
+    double lb, ub;
+} bb_bound;
+
+/* An open node. */
+typedef struct {
+    double bound;         /* lower bound (parent's LP value, min form) */
+    double estimate;
+    long id;              /* creation order: deterministic tie-break */
+    int depth;
+    int n_chg;
+    bb_bound *chg;        /* full difference to the root bounds */
+    signed char *basis;   /* parent's basis, n + m entries (NULL: none) */
+    /* how it was created (pseudocost update after its LP) */
+    int branch_col, branch_dir; /* dir 0 down, 1 up; col -1 for the root */
+    double parent_z, frac;
+} bb_node;
+
+typedef struct {
+    bb_node *heap;
+    int size, cap;
+} bb_queue;
+
+typedef struct bb_ctx {
+    const rk_lp *lp;
+    const rk_milp_params *par;
+    rk_error *err;
+    int n, m;
+    double sense;         /* +1 min, -1 max */
+    /* column-wise and row-wise matrix */
+    rk_lp_csc A;
+    long *row_start;
+    int *row_idx;
+    double *row_val;
+    double *obj;          /* min form */
+    double obj_const;     /* min form */
+    int obj_integral;     /* every solution has an integer objective */
+    signed char *is_int;
+    int n_int;
+    /* bounds: global (root, tightened during the search) and local (node) */
+    double *glb, *gub;
+    double *llb, *lub;
+    double *slb, *sub;    /* what the simplex currently has */
+    double *row_lb, *row_ub;
+    /* LP */
+    rk_simplex *lps;
+    int mm;               /* rows in the simplex (m + cuts) */
+    double *x, *d, *ax;   /* LP solution, reduced costs (min form), activity */
+    double z;             /* LP value, min form */
+    /* incumbent */
+    int has_inc;
+    double inc_z;
+    double *inc_x;
+    /* pseudocosts */
+    double *pc_sum[2];
+    int *pc_cnt[2];
+    /* search state */
+    bb_queue q;
+    long next_id;
+    long nodes;
+    long lp_iter_base;
+    double t0;
+    int stopped;          /* a limit was hit */
+    double root_z;
+    double prune_min;     /* lowest bound of a node pruned by bound */
+    /* scratch */
+    double *tmp_x;
+    int *tmp_i;
+    int *prop_queue;
+    char *prop_inq;
+    rk_basis basis_tmp;
+} bb_ctx;
+
+double bb_now(void);
+double bb_elapsed(const bb_ctx *c);
+int bb_time_up(const bb_ctx *c);
+
+/* The value a node must beat to be worth exploring (min form); +inf when
+ * there is no incumbent. */
+double bb_cutoff(const bb_ctx *c);
+
+/* queue */
+void bb_queue_free(bb_queue *q);
+int bb_queue_push(bb_queue *q, bb_node *nd);      /* takes ownership; -1 OOM */
+int bb_queue_pop(bb_queue *q, bb_node *out);      /* best bound; 0 if empty */
+double bb_queue_min_bound(const bb_queue *q);     /* +inf if empty */
+void bb_node_free(bb_node *nd);
+/* Drop every node whose bound is >= cutoff; returns the lowest bound
+ * dropped (+inf if none). */
+double bb_queue_prune(bb_queue *q, double cutoff);
+/* Record that a node with this bound was pruned by the incumbent. */
+void bb_note_pruned(bb_ctx *c, double bound);
+
+/* propagation: tighten lb/ub of integer columns; returns 0 ok, 1 infeasible.
+ * changed_col (may be -1): only rows of that column are queued first; -1
+ * queues all rows. */
+int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col);
+
+/* incumbent */
+/* Check x (integers rounded in place) against bounds and rows; returns 1 when
+ * feasible and sets *z to its min-form objective. */
+int bb_check_solution(const bb_ctx *c, double *x, double *z);
+/* Offer a candidate solution; returns 1 if it became the incumbent. */
+int bb_offer_solution(bb_ctx *c, const double *x, const char *source);
+/* Primal heuristics at a node whose LP is solved (c->x valid). */
+void bb_heur_rounding(bb_ctx *c);
+void bb_heur_dive(bb_ctx *c, int max_depth);
+
+/* branching: pick a fractional column; returns column, or -1 when the node
+ * can be pruned (strong branching proved both children infeasible), or -2
+ * when strong branching tightened a bound (node must be re-solved).
+ * *prefer_up says which child to explore first. */
+int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth);
+void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac);
+
+/* LP helpers (bb.c) */
+void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
+rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff);
+void bb_read_lp(bb_ctx *c);
+
+/* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */
+int bb_root_cuts(bb_ctx *c);
+
+#endif

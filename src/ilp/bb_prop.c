@@ -1,0 +1,121 @@
+/* bb_prop.c — owns domain propagation for branch-and-bound: bound
+ * tightening of integer columns from the minimum / maximum activity of each
+ * row (binaries and general integers alike), and infeasibility detection
+ * when a row cannot be satisfied within the current bounds. */
+#include <math.h>
+
+#include "bb_internal.h"
+
+#define BB_PROP_TOL 1e-9
+
+/* Work on row i: returns 1 if infeasible. Tightened columns' rows are queued. */
+static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, int *n_out, int cap) {
+    double rlb = c->row_lb[i], rub = c->row_ub[i];
+    long b = c->row_start[i], e = c->row_start[i + 1];
+    double minact = 0, maxact = 0;
+    int ninf_min = 0, ninf_max = 0;
+    for (long p = b; p < e; p++) {
+        int j = c->row_idx[p];
+        double a = c->row_val[p];
+        if (a > 0) {
+            if (lb[j] == -INFINITY) ninf_min++; else minact += a * lb[j];
+            if (ub[j] == INFINITY) ninf_max++; else maxact += a * ub[j];
+        } else {
+            if (ub[j] == INFINITY) ninf_min++; else minact += a * ub[j];
+            if (lb[j] == -INFINITY) ninf_max++; else maxact += a * lb[j];
+        }
+    }
+    double tol_u = 1e-6 * fmax(1.0, fabs(rub)), tol_l = 1e-6 * fmax(1.0, fabs(rlb));
+    if (ninf_min == 0 && rub != INFINITY && minact > rub + tol_u) return 1;
+    if (ninf_max == 0 && rlb != -INFINITY && maxact < rlb - tol_l) return 1;
+    int can_u = rub != INFINITY && ninf_min <= 1;
+    int can_l = rlb != -INFINITY && ninf_max <= 1;
+    if (!can_u && !can_l) return 0;
+    for (long p = b; p < e; p++) {
+        int j = c->row_idx[p];
+        if (!c->is_int[j]) continue;
+        double a = c->row_val[p];
+        double nlb = lb[j], nub = ub[j];
+        if (can_u) {
+            /* residual minimum activity without j */
+            double contrib = a > 0 ? lb[j] : ub[j];
+            double res;
+            if (!isfinite(contrib)) { if (ninf_min != 1) goto lower; res = minact; }
+            else { if (ninf_min != 0) goto lower; res = minact - a * contrib; }
+            double v = (rub - res) / a;
+            if (a > 0) { double t = floor(v + 1e-6); if (t < nub) nub = t; }
+            else { double t = ceil(v - 1e-6); if (t > nlb) nlb = t; }
+        }
+    lower:
+        if (can_l) {
+            double contrib = a > 0 ? ub[j] : lb[j];
+            double res;
+            if (!isfinite(contrib)) { if (ninf_max != 1) goto apply; res = maxact; }
+            else { if (ninf_max != 0) goto apply; res = maxact - a * contrib; }
+            double v = (rlb - res) / a;
+            if (a > 0) { double t = ceil(v - 1e-6); if (t > nlb) nlb = t; }
+            else { double t = floor(v + 1e-6); if (t < nub) nub = t; }
+        }
+    apply:
+        if (nlb > lb[j] + 0.5 || nub < ub[j] - 0.5) {
+            if (nlb > nub + 0.5) return 1;
+            if (nlb > nub) nlb = nub; /* cannot happen for integral bounds */
+            /* the activities change: update them for the rest of the row */
+            if (nlb > lb[j]) {
+                if (a > 0) { if (lb[j] == -INFINITY) { ninf_min--; minact += a * nlb; } else minact += a * (nlb - lb[j]); }
+                else { if (lb[j] == -INFINITY) { ninf_max--; maxact += a * nlb; } else maxact += a * (nlb - lb[j]); }
+                lb[j] = nlb;
+            }
+            if (nub < ub[j]) {
+                if (a > 0) { if (ub[j] == INFINITY) { ninf_max--; maxact += a * nub; } else maxact += a * (nub - ub[j]); }
+                else { if (ub[j] == INFINITY) { ninf_min--; minact += a * nub; } else minact += a * (nub - ub[j]); }
+                ub[j] = nub;
+            }
+            can_u = rub != INFINITY && ninf_min <= 1;
+            can_l = rlb != -INFINITY && ninf_max <= 1;
+            /* queue the other rows of j */
+            const int *ri = c->A.index + c->A.start[j];
+            long cnt = c->A.start[j + 1] - c->A.start[j];
+            for (long k = 0; k < cnt; k++) {
+                int r = ri[k];
+                if (r != i && !c->prop_inq[r] && *n_out < cap) {
+                    c->prop_inq[r] = 1;
+                    out[(*n_out)++] = r;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
+    int m = c->m;
+    if (m == 0) return 0;
+    /* ring queue of rows (each row at most once: prop_inq marks) */
+    int *ring = c->prop_queue;
+    int head = 0, count = 0;
+    if (changed_col < 0) {
+        for (int i = 0; i < m; i++) { ring[count++] = i; c->prop_inq[i] = 1; }
+    } else {
+        const int *ri = c->A.index + c->A.start[changed_col];
+        long cnt = c->A.start[changed_col + 1] - c->A.start[changed_col];
+        for (long k = 0; k < cnt; k++) { ring[count++] = ri[k]; c->prop_inq[ri[k]] = 1; }
+    }
+    long budget = 10L * m + 1000;
+    int infeasible = 0;
+    while (count > 0) {
+        int i = ring[head];
+        head = (head + 1) % m;
+        count--;
+        c->prop_inq[i] = 0;
+        if (budget-- <= 0) continue; /* out of work budget: drain the queue */
+        int nq = 0;
+        if (bb_propagate_row(c, i, lb, ub, c->tmp_i, &nq, m - count)) infeasible = 1;
+        for (int k = 0; k < nq; k++) ring[(head + count + k) % m] = c->tmp_i[k];
+        count += nq;
+        if (infeasible) break;
+    }
+    if (infeasible)
+        for (int k = 0; k < count; k++) c->prop_inq[ring[(head + k) % m]] = 0;
+    return infeasible;
+}

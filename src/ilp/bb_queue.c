@@ -1,0 +1,92 @@
+/* bb_queue.c — owns the open nodes of branch-and-bound: a binary heap
+ * ordered by lower bound (ties: older node first, so the order never depends
+ * on anything but the search itself). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "bb_internal.h"
+
+void bb_node_free(bb_node *nd) {
+    free(nd->chg);
+    free(nd->basis);
+    nd->chg = NULL;
+    nd->basis = NULL;
+}
+
+static int bb_node_before(const bb_node *a, const bb_node *b) {
+    if (a->bound != b->bound) return a->bound < b->bound;
+    return a->id < b->id;
+}
+
+static void bb_heap_up(bb_queue *q, int k) {
+    bb_node t = q->heap[k];
+    while (k > 0) {
+        int p = (k - 1) / 2;
+        if (!bb_node_before(&t, &q->heap[p])) break;
+        q->heap[k] = q->heap[p];
+        k = p;
+    }
+    q->heap[k] = t;
+}
+
+static void bb_heap_down(bb_queue *q, int k) {
+    bb_node t = q->heap[k];
+    for (;;) {
+        int l = 2 * k + 1, r = l + 1, b = k;
+        const bb_node *best = &t;
+        if (l < q->size && bb_node_before(&q->heap[l], best)) { b = l; best = &q->heap[l]; }
+        if (r < q->size && bb_node_before(&q->heap[r], best)) { b = r; }
+        if (b == k) break;
+        q->heap[k] = q->heap[b];
+        k = b;
+    }
+    q->heap[k] = t;
+}
+
+int bb_queue_push(bb_queue *q, bb_node *nd) {
+    if (q->size == q->cap) {
+        int nc = q->cap ? 2 * q->cap : 256;
+        bb_node *nh = realloc(q->heap, (size_t)nc * sizeof *nh);
+        if (!nh) return -1;
+        q->heap = nh;
+        q->cap = nc;
+    }
+    q->heap[q->size++] = *nd;
+    bb_heap_up(q, q->size - 1);
+    return 0;
+}
+
+int bb_queue_pop(bb_queue *q, bb_node *out) {
+    if (q->size == 0) return 0;
+    *out = q->heap[0];
+    q->size--;
+    if (q->size > 0) {
+        q->heap[0] = q->heap[q->size];
+        bb_heap_down(q, 0);
+    }
+    return 1;
+}
+
+double bb_queue_min_bound(const bb_queue *q) { return q->size ? q->heap[0].bound : INFINITY; }
+
+double bb_queue_prune(bb_queue *q, double cutoff) {
+    int w = 0;
+    double lo = INFINITY;
+    for (int k = 0; k < q->size; k++) {
+        if (q->heap[k].bound >= cutoff) {
+            if (q->heap[k].bound < lo) lo = q->heap[k].bound;
+            bb_node_free(&q->heap[k]);
+        }
+        else q->heap[w++] = q->heap[k];
+    }
+    q->size = w;
+    for (int k = q->size / 2 - 1; k >= 0; k--) bb_heap_down(q, k);
+    return lo;
+}
+
+void bb_queue_free(bb_queue *q) {
+    for (int k = 0; k < q->size; k++) bb_node_free(&q->heap[k]);
+    free(q->heap);
+    q->heap = NULL;
+    q->size = q->cap = 0;
+}

@@ -1,0 +1,387 @@
+/* cm_grid.c — the (M_peak, M_save) budget grid of a block class: budgets
+ * solved loose → tight in levels (a budget waits for every looser one), a
+ * budget answered without an ILP when a looser budget's proven optimum fits
+ * it or a looser budget is infeasible, the looser optima as the known bound
+ * and the best schedule found so far that fits as the incumbent; budgets of
+ * one level in parallel (OpenMP); options deduplicated and sorted. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm_internal.h"
+
+typedef enum { B_TODO = 0, B_OPT, B_TL, B_INF, B_UNKNOWN } bstate;
+
+typedef struct {
+    int i, j;             /* grid indices */
+    int64_t p, s;         /* budgets */
+    int level;
+    bstate state;
+    int owner;            /* budget whose solution this is (itself if solved) */
+    /* solution (owner only) */
+    double *x;
+    rk_option opt;
+    double obj, bound;
+    int64_t peak, saved;  /* of the schedule (full replay peak) */
+    int ilp;              /* an ILP was solved here */
+    int cols, rows;
+    double time_s;
+    rk_status st;
+    rk_error err;
+} budget;
+
+static int fits(const budget *sol, const budget *b) { return sol->peak <= b->p && sol->saved <= b->s; }
+static int looser(const budget *a, const budget *b) { return a != b && a->p >= b->p && a->s >= b->s; }
+
+static int cmp_opt(const void *x, const void *y) {
+    const rk_option *a = *(rk_option *const *)x, *b = *(rk_option *const *)y;
+#define CMPF(f)                                                                                                        \
+    if (a->f != b->f) return a->f < b->f ? -1 : 1
+    CMPF(saved);
+    CMPF(fwd_peak);
+    CMPF(bwd_peak);
+    CMPF(fwd_time);
+    CMPF(bwd_time);
+#undef CMPF
+    return 0;
+}
+
+static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p, budget *B, int nb, int bi) {
+    budget *b = &B[bi];
+    const char *prefix = p->export_prefix ? p->export_prefix : "block";
+    /* looser budgets: infeasible → infeasible; proven optimum that fits → reuse */
+    double kb = -INFINITY;
+    for (int k = 0; k < nb; k++) {
+        budget *o = &B[k];
+        if (o->level >= b->level || !looser(o, b)) continue;
+        if (o->state == B_INF) {
+            b->state = B_INF;
+            b->owner = -1;
+            return;
+        }
+    }
+    for (int k = 0; k < nb; k++) {
+        budget *o = &B[k];
+        if (o->level >= b->level || !looser(o, b)) continue;
+        if (o->state == B_OPT && fits(&B[o->owner], b)) {
+            b->state = B_OPT;
+            b->owner = o->owner;
+            return;
+        }
+        if (o->state == B_OPT && B[o->owner].obj > kb) kb = B[o->owner].obj;
+        if (o->state == B_TL && B[o->owner].bound > kb) kb = B[o->owner].bound;
+    }
+    /* incumbent: the cheapest schedule already found that fits */
+    const budget *inc = NULL;
+    for (int k = 0; k < nb; k++) {
+        budget *o = &B[k];
+        if (o->level >= b->level || o->owner != k || !o->x) continue;
+        if (!fits(o, b)) continue;
+        if (!inc || o->obj < inc->obj) inc = o;
+    }
+    rk_lp *lp = NULL;
+    b->st = rk_checkmate_model_lp(m, b->p, b->s, &lp, &b->err);
+    if (b->st == RK_EINFEASIBLE) {
+        b->st = RK_OK;
+        b->state = B_INF;
+        b->owner = -1;
+        return;
+    }
+    if (b->st) return;
+    b->ilp = 1;
+    b->cols = rk_lp_num_cols(lp);
+    b->rows = rk_lp_num_rows(lp);
+    char name[300];
+    snprintf(name, sizeof name, "%s_p%02d_s%02d", prefix, b->i, b->j);
+    b->st = cm_export(p, name, lp, &b->err);
+    if (b->st) {
+        rk_lp_free(lp);
+        return;
+    }
+    rk_milp_params mp;
+    rk_milp_params_default(&mp);
+    mp.time_limit = p->time_limit;
+    mp.gap = p->gap > 0 ? p->gap : 1e-6;
+    mp.threads = p->milp_threads > 0 ? p->milp_threads : 1;
+    mp.verbose = p->verbose > 1;
+    mp.incumbent = inc ? inc->x : NULL;
+    mp.known_bound = kb;
+    rk_milp_result res;
+    double t0 = cm_now();
+    b->st = cm_solve(p, name, lp, &mp, &res, &b->err);
+    b->time_s = cm_now() - t0;
+    rk_lp_free(lp);
+    if (b->st) {
+        rk_milp_result_free(&res);
+        return;
+    }
+    if (res.has_solution && (res.status == RK_MILP_OPTIMAL || res.status == RK_MILP_TIME_LIMIT)) {
+        b->st = rk_checkmate_model_decode_option(m, res.x, b->p, b->s, &b->opt, &b->obj, &b->err);
+        if (!b->st) {
+            /* the schedule's own peak: the whole sequence, loss step included */
+            rk_op *ops = NULL;
+            int n = 0;
+            double o2, t2;
+            b->st = cm_decode_replay(m, res.x, &ops, &n, &o2, &b->peak, &t2, &b->err);
+            free(ops);
+        }
+        if (b->st) {
+            rk_milp_result_free(&res);
+            return;
+        }
+        b->saved = b->opt.saved;
+        b->x = res.x;
+        res.x = NULL;
+        b->owner = (int)(b - B);
+        if (res.status == RK_MILP_OPTIMAL) {
+            b->state = B_OPT;
+            b->bound = b->obj;
+        } else {
+            b->state = B_TL;
+            b->bound = res.bound;
+        }
+        if (b->state == B_OPT && kb > b->obj + 1e-6 * fmax(1, fabs(b->obj))) {
+            b->st = rk_fail(&b->err, RK_EFAIL,
+                            "BUG: rk-Checkmate: budget (%lld, %lld) has optimum %.17g below the optimum %.17g of a "
+                            "looser budget",
+                            (long long)b->p, (long long)b->s, b->obj, kb);
+        }
+    } else if (res.status == RK_MILP_INFEASIBLE) {
+        b->state = B_INF;
+        b->owner = -1;
+    } else if (res.status == RK_MILP_TIME_LIMIT) {
+        b->state = B_UNKNOWN;
+        b->owner = -1;
+    } else {
+        b->st = rk_fail(&b->err, RK_EFAIL, "rk-Checkmate: the MILP solver returned '%s' on %s",
+                        rk_milp_status_name(res.status), name);
+    }
+    if (p->verbose)
+        fprintf(stderr, "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (%.3f s)\n", name, b->cols, b->rows,
+                b->state == B_OPT ? "optimal" : b->state == B_INF ? "infeasible" : b->state == B_TL ? "time limit" : "unknown",
+                b->obj, b->time_s);
+    rk_milp_result_free(&res);
+}
+
+rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p, rk_option **opts, int *n,
+                                     rk_checkmate_stats *st, rk_error *err) {
+    double w0 = cm_now();
+    rk_checkmate_params def;
+    if (!p) {
+        rk_checkmate_params_default(&def);
+        p = &def;
+    }
+    *opts = NULL;
+    *n = 0;
+    rk_checkmate_stats local;
+    memset(&local, 0, sizeof local);
+    int P = p->grid_peak > 0 ? p->grid_peak : 20, S = p->grid_save > 0 ? p->grid_save : 20;
+    int64_t minp, maxp;
+    rk_status r = rk_checkmate_peak_range(g, p, &minp, &maxp, err);
+    if (r) return r;
+    local.min_peak = minp;
+    local.max_peak = maxp;
+    rk_checkmate_model *m = NULL;
+    r = rk_checkmate_model_build(g, &m, err);
+    if (r) return r;
+    int64_t out = g->d[g->output].size;
+    budget *B = calloc((size_t)P * (size_t)S, sizeof *B);
+    rk_option **list = NULL;
+    if (!B) {
+        rk_checkmate_model_free(m);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    int nb = 0;
+    for (int i = 0; i < P; i++) {
+        int64_t pk = P == 1 ? maxp : minp + (int64_t)((double)(maxp - minp) * i / (P - 1));
+        for (int j = 0; j < S; j++) {
+            int64_t sv = S == 1 ? pk : out + (int64_t)((double)(pk - out) * j / (S - 1));
+            if (sv < 0) sv = 0;
+            /* skip duplicates of an existing budget */
+            int dup = 0;
+            for (int k = 0; k < nb && !dup; k++) dup = B[k].p == pk && B[k].s == sv;
+            if (dup) continue;
+            B[nb].i = i;
+            B[nb].j = j;
+            B[nb].p = pk;
+            B[nb].s = sv;
+            B[nb].owner = -1;
+            nb++;
+        }
+    }
+    int maxlev = 0;
+    /* order by (p desc, s desc): every looser budget comes first */
+    int *ord = malloc((size_t)nb * sizeof(int));
+    if (!ord) {
+        free(B);
+        rk_checkmate_model_free(m);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    for (int a = 0; a < nb; a++) ord[a] = a;
+    for (int a = 1; a < nb; a++) {
+        int v = ord[a], c = a - 1;
+        while (c >= 0 && (B[ord[c]].p < B[v].p || (B[ord[c]].p == B[v].p && B[ord[c]].s < B[v].s))) {
+            ord[c + 1] = ord[c];
+            c--;
+        }
+        ord[c + 1] = v;
+    }
+    for (int a = 0; a < nb; a++) {
+        budget *b = &B[ord[a]];
+        int lev = 0;
+        for (int c = 0; c < a; c++)
+            if (looser(&B[ord[c]], b) && B[ord[c]].level + 1 > lev) lev = B[ord[c]].level + 1;
+        b->level = lev;
+        if (lev > maxlev) maxlev = lev;
+    }
+    int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
+    int *lv = malloc((size_t)nb * sizeof(int));
+    if (!lv) {
+        free(ord);
+        free(B);
+        rk_checkmate_model_free(m);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    for (int L = 0; L <= maxlev && !r; L++) {
+        int cnt = 0;
+        for (int a = 0; a < nb; a++)
+            if (B[ord[a]].level == L) lv[cnt++] = ord[a];
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+        for (int q = 0; q < cnt; q++) solve_one(m, p, B, nb, lv[q]);
+        for (int q = 0; q < cnt && !r; q++)
+            if (B[lv[q]].st) {
+                *err = B[lv[q]].err;
+                r = B[lv[q]].st;
+            }
+    }
+    free(lv);
+    free(ord);
+    /* stats and options */
+    int nsol = 0;
+    if (!r) {
+        list = malloc((size_t)(nb + 1) * sizeof *list);
+        if (!list) r = rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    for (int a = 0; a < nb && !r; a++) {
+        budget *b = &B[a];
+        local.n_budgets++;
+        if (b->ilp) {
+            local.n_ilps++;
+            local.sum_cols += b->cols;
+            local.sum_rows += b->rows;
+            if (b->cols > local.max_cols) local.max_cols = b->cols;
+            if (b->rows > local.max_rows) local.max_rows = b->rows;
+            local.solve_time_s += b->time_s;
+        }
+        if (b->state == B_INF) local.n_infeasible++;
+        if (b->state == B_TL || (b->ilp && b->state == B_UNKNOWN)) local.n_timeout++;
+        if (!b->ilp && b->state == B_OPT) local.n_reused++;
+        if (b->owner == a && b->x) list[nsol++] = &b->opt;
+    }
+    rk_option *res = NULL;
+    int nres = 0;
+    if (!r) {
+        qsort(list, (size_t)nsol, sizeof *list, cmp_opt);
+        res = calloc((size_t)nsol + 1, sizeof *res);
+        if (!res) r = rk_fail(err, RK_ENOMEM, "out of memory");
+        for (int a = 0; a < nsol && !r; a++) {
+            if (nres > 0 && cmp_opt(&list[a], &list[a - 1]) == 0) continue;
+            if (rk_option_copy(&res[nres], list[a])) r = rk_fail(err, RK_ENOMEM, "out of memory");
+            else nres++;
+        }
+        if (r) {
+            for (int a = 0; a < nres; a++) rk_option_free(&res[a]);
+            free(res);
+            res = NULL;
+            nres = 0;
+        }
+    }
+    free(list);
+    for (int a = 0; a < nb; a++) {
+        free(B[a].x);
+        rk_option_free(&B[a].opt);
+    }
+    free(B);
+    rk_checkmate_model_free(m);
+    if (r) return r;
+    local.n_options = nres;
+    local.wall_s = cm_now() - w0;
+    if (st) *st = local;
+    *opts = res;
+    *n = nres;
+    return RK_OK;
+}
+
+rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p, rk_option ***class_opts,
+                                     int **class_n, rk_checkmate_stats *st, rk_error *err) {
+    double w0 = cm_now();
+    rk_checkmate_params def;
+    if (!p) {
+        rk_checkmate_params_default(&def);
+        p = &def;
+    }
+    int nc = ch->n_classes;
+    rk_option **co = calloc((size_t)nc + 1, sizeof *co);
+    int *cn = calloc((size_t)nc + 1, sizeof *cn);
+    if (!co || !cn) {
+        free(co);
+        free(cn);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    rk_checkmate_stats tot;
+    memset(&tot, 0, sizeof tot);
+    rk_status r = RK_OK;
+    for (int c = 0; c < nc && !r; c++) {
+        int used = 0;
+        for (int k = 0; k < ch->n_blocks && !used; k++) used = ch->blocks[k].cls == c;
+        if (!used) continue;
+        rk_checkmate_params pc = *p;
+        char prefix[256];
+        snprintf(prefix, sizeof prefix, "%s_c%d", p->export_prefix ? p->export_prefix : "class", c);
+        pc.export_prefix = prefix;
+        rk_checkmate_stats s1;
+        r = rk_checkmate_block_options(&ch->classes[c], &pc, &co[c], &cn[c], &s1, err);
+        if (r) {
+            char buf[sizeof err->msg];
+            snprintf(buf, sizeof buf, "class %d: %s", c, err->msg);
+            snprintf(err->msg, sizeof err->msg, "%s", buf);
+            break;
+        }
+        tot.n_budgets += s1.n_budgets;
+        tot.n_ilps += s1.n_ilps;
+        tot.n_reused += s1.n_reused;
+        tot.n_infeasible += s1.n_infeasible;
+        tot.n_timeout += s1.n_timeout;
+        tot.n_options += s1.n_options;
+        if (s1.max_cols > tot.max_cols) tot.max_cols = s1.max_cols;
+        if (s1.max_rows > tot.max_rows) tot.max_rows = s1.max_rows;
+        tot.sum_cols += s1.sum_cols;
+        tot.sum_rows += s1.sum_rows;
+        tot.solve_time_s += s1.solve_time_s;
+        if (c == 0 || s1.min_peak < tot.min_peak) tot.min_peak = s1.min_peak;
+        if (s1.max_peak > tot.max_peak) tot.max_peak = s1.max_peak;
+    }
+    if (r) {
+        rk_checkmate_chain_options_free(nc, co, cn);
+        return r;
+    }
+    tot.wall_s = cm_now() - w0;
+    if (st) *st = tot;
+    *class_opts = co;
+    *class_n = cn;
+    return RK_OK;
+}
+
+void rk_checkmate_chain_options_free(int n_classes, rk_option **class_opts, int *class_n) {
+    if (class_opts) {
+        for (int c = 0; c < n_classes; c++) {
+            if (class_opts[c])
+                for (int k = 0; k < (class_n ? class_n[c] : 0); k++) rk_option_free(&class_opts[c][k]);
+            free(class_opts[c]);
+        }
+    }
+    free(class_opts);
+    free(class_n);
+}

@@ -1,0 +1,94 @@
+/* cm_internal.h — internals shared by the rk-Checkmate files: the model (its
+ * columns, rows and the stage/step layout used for decoding) and helpers. */
+#ifndef CM_INTERNAL_H
+#define CM_INTERNAL_H
+
+#include <stdint.h>
+#include "rk_checkmate.h"
+
+/* A reference to a 0/1 quantity of the model: a constant or a column. */
+#define CM_ZERO (-1)
+#define CM_ONE (-2)
+
+/* A linear expression stored in the model's term arena. */
+typedef struct {
+    int start, n;     /* terms m->tcol[start..start+n), m->tval[...] */
+    double c0;
+} cm_expr;
+
+typedef enum { CM_RHS_FIXED = 0, CM_RHS_PEAK = 1, CM_RHS_SAVE = 2 } cm_rhs;
+
+typedef struct {
+    cm_expr e;
+    double lb, ub;    /* lb <= e <= ub (+ the budget for PEAK / SAVE rows) */
+    cm_rhs kind;
+    char fam;         /* constraint family letter, for row names */
+    int t, a, b;      /* indices for the row name */
+} cm_row;
+
+typedef enum { CM_COL_R = 0, CM_COL_C, CM_COL_X, CM_COL_P, CM_COL_U } cm_colkind;
+
+typedef struct {
+    cm_colkind kind;
+    int t, a, b;      /* stage, node/data, step */
+    double obj, lb, ub;
+    int integer;
+} cm_col;
+
+typedef struct {
+    int d;            /* data forgotten */
+    cm_expr x;        /* its deletion indicator */
+} cm_del;
+
+typedef struct {
+    int k;            /* step = topo position of the node run */
+    int R;            /* reference of R[t][k] */
+    int del_start, n_del; /* m->dels[...] */
+} cm_step;
+
+struct rk_checkmate_model {
+    const rk_graph *g;
+    int T;            /* stages = compute nodes */
+    int t_loss;
+    int n_fwd;
+    int64_t input_size, output_size;
+    double time_const; /* time of the runs fixed to 1 */
+    /* columns and rows */
+    int n_cols, cap_cols;
+    cm_col *cols;
+    int n_rows, cap_rows;
+    cm_row *rows;
+    int n_terms, cap_terms;
+    int *tcol;
+    double *tval;
+    /* layout for decoding: stage t has steps [stage_start[t], stage_start[t+1]) */
+    int *stage_start;
+    int n_steps, cap_steps;
+    cm_step *steps;
+    int n_dels, cap_dels;
+    cm_del *dels;
+    int infeasible;   /* presolve found a violated constant row */
+    char why[256];
+    int64_t fixed_peak; /* highest memory of a step whose memory is constant */
+    int n_fam[8];      /* row counts per family (for docs/stats) */
+};
+
+/* Emit the LP; peak_var != 0 makes M_peak a column (index n_cols) minimised
+ * instead (min-peak ILP, time objective dropped). */
+rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var,
+                      rk_lp **lp, rk_error *err);
+
+/* Solve lp with the params' solver (or rk_milp_solve). */
+rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *lp,
+                   const rk_milp_params *mp, rk_milp_result *res, rk_error *err);
+
+/* Export lp to p->export_dir/<name>.mps when exporting. */
+rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_error *err);
+
+/* Decode into ops and replay the whole sequence on the graph: peak, time. */
+rk_status cm_decode_replay(const rk_checkmate_model *m, const double *x, rk_op **ops, int *n_ops,
+                           double *objective, int64_t *peak, double *sim_time, rk_error *err);
+
+double cm_now(void);
+
+#endif

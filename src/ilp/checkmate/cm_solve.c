@@ -1,0 +1,165 @@
+/* cm_solve.c — solving one rk-Checkmate ILP: parameters, the solver hook
+ * (rk_milp_solve unless the caller installs another), MPS export, one budget
+ * → one checked block option, and the M_peak range of a graph. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cm_internal.h"
+
+void rk_checkmate_params_default(rk_checkmate_params *p) {
+    memset(p, 0, sizeof *p);
+    p->grid_peak = 20;
+    p->grid_save = 20;
+    p->time_limit = 60;
+    p->gap = 1e-6;
+    p->threads = 0;
+    p->milp_threads = 1;
+}
+
+rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *lp, const rk_milp_params *mp,
+                   rk_milp_result *res, rk_error *err) {
+    memset(res, 0, sizeof *res);
+    if (p && p->solve) return p->solve(p->solve_ctx, tag, lp, mp, res, err);
+    return rk_milp_solve(lp, mp, res, err);
+}
+
+rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_error *err) {
+    if (!p || !p->export_dir) return RK_OK;
+    if (mkdir(p->export_dir, 0777) != 0 && errno != EEXIST)
+        return rk_fail(err, RK_EINPUT, "rk-Checkmate: cannot create export folder '%s': %s", p->export_dir,
+                       strerror(errno));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.mps", p->export_dir, name);
+    return rk_mps_write(path, lp, err);
+}
+
+static void milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
+    rk_milp_params_default(mp);
+    mp->time_limit = p->time_limit;
+    mp->gap = p->gap > 0 ? p->gap : 1e-6;
+    mp->threads = p->milp_threads > 0 ? p->milp_threads : 1;
+    mp->verbose = p->verbose > 1;
+}
+
+rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m_save, const rk_checkmate_params *p,
+                                    rk_option *opt, double *objective, int *optimal, double *gap, rk_error *err) {
+    rk_checkmate_params def;
+    if (!p) {
+        rk_checkmate_params_default(&def);
+        p = &def;
+    }
+    memset(opt, 0, sizeof *opt);
+    rk_checkmate_model *m = NULL;
+    rk_status r = rk_checkmate_model_build(g, &m, err);
+    if (r) return r;
+    rk_lp *lp = NULL;
+    r = rk_checkmate_model_lp(m, m_peak, m_save, &lp, err);
+    if (r) {
+        rk_checkmate_model_free(m);
+        return r;
+    }
+    char name[256];
+    snprintf(name, sizeof name, "%s", p->export_prefix ? p->export_prefix : "block");
+    r = cm_export(p, name, lp, err);
+    rk_milp_params mp;
+    milp_params(p, &mp);
+    rk_milp_result res;
+    memset(&res, 0, sizeof res);
+    if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
+    if (!r) {
+        if (res.has_solution && (res.status == RK_MILP_OPTIMAL || res.status == RK_MILP_TIME_LIMIT)) {
+            double obj;
+            r = rk_checkmate_model_decode_option(m, res.x, m_peak, m_save, opt, &obj, err);
+            if (!r) {
+                if (objective) *objective = obj;
+                if (optimal) *optimal = res.status == RK_MILP_OPTIMAL;
+                if (gap) *gap = res.status == RK_MILP_OPTIMAL ? 0 : fmax(0, (obj - res.bound) / fmax(1e-12, fabs(obj)));
+            }
+        } else if (res.status == RK_MILP_INFEASIBLE) {
+            r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: no schedule with peak <= %lld and saved <= %lld",
+                        (long long)m_peak, (long long)m_save);
+        } else if (res.status == RK_MILP_TIME_LIMIT) {
+            r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: no schedule found within the time limit (%g s)",
+                        p->time_limit);
+        } else {
+            r = rk_fail(err, RK_EFAIL, "rk-Checkmate: the MILP solver returned '%s'", rk_milp_status_name(res.status));
+        }
+    }
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+    rk_checkmate_model_free(m);
+    return r;
+}
+
+/* Peak of a whole option (fwd, loss, bwd) replayed in one go. */
+static rk_status option_full_peak(const rk_graph *g, const rk_option *o, int64_t *peak, rk_error *err) {
+    rk_block_state st;
+    if (rk_block_state_init(&st, g)) return rk_fail(err, RK_ENOMEM, "out of memory");
+    rk_op loss = {RK_OP_RUN, 0, g->loss, -1};
+    rk_status r = rk_block_replay(g, &st, o->fwd, o->n_fwd, "option", err);
+    if (!r) r = rk_block_replay(g, &st, &loss, 1, "option", err);
+    if (!r) r = rk_block_replay(g, &st, o->bwd, o->n_bwd, "option", err);
+    *peak = st.peak;
+    rk_block_state_free(&st);
+    return r;
+}
+
+rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p, int64_t *min_peak,
+                                  int64_t *max_peak, rk_error *err) {
+    rk_checkmate_params def;
+    if (!p) {
+        rk_checkmate_params_default(&def);
+        p = &def;
+    }
+    rk_option ka, as;
+    rk_status r = rk_option_keep_all(g, &ka, err);
+    if (r) return r;
+    int64_t kp = 0, ap = 0;
+    r = option_full_peak(g, &ka, &kp, err);
+    rk_option_free(&ka);
+    if (r) return r;
+    r = rk_option_asap(g, &as, err);
+    if (r) return r;
+    r = option_full_peak(g, &as, &ap, err);
+    rk_option_free(&as);
+    if (r) return r;
+    *max_peak = kp;
+    *min_peak = ap < kp ? ap : kp;
+    /* min-peak ILP: M_peak a variable, minimised */
+    rk_checkmate_model *m = NULL;
+    r = rk_checkmate_model_build(g, &m, err);
+    if (r) return r;
+    rk_lp *lp = NULL;
+    r = cm_model_lp(m, 0, -1, 1, &lp, err);
+    if (r) {
+        rk_checkmate_model_free(m);
+        return r;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
+    r = cm_export(p, name, lp, err);
+    rk_milp_params mp;
+    milp_params(p, &mp);
+    /* only the peak matters: stop at a gap of one byte-ish */
+    rk_milp_result res;
+    memset(&res, 0, sizeof res);
+    if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
+    if (!r && res.has_solution) {
+        /* the last column is Mpeak; decode with the model's columns */
+        rk_op *ops = NULL;
+        int n = 0;
+        double obj, t;
+        int64_t pk;
+        r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
+        free(ops);
+        if (!r && pk < *min_peak) *min_peak = pk;
+    }
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+    rk_checkmate_model_free(m);
+    return r;
+}

@@ -1,0 +1,176 @@
+/* rk_checkmate.h — public API of rk-Checkmate: the rematerialization MILP of
+ * one CD-graph under a peak budget M_peak and a saved-activation budget
+ * M_save (paper appendix "rk-Checkmate: ILP details"), decoding of its
+ * solutions into block options, the (M_peak, M_save) budget grid that gives
+ * each block class its options, and whole-graph Checkmate on a chain
+ * flattened into one graph.
+ *
+ * The formulation, every variable and constraint family with its count and
+ * the argument for every presolve reduction are in docs/ilp.md.  All ILPs are
+ * solved by rk_milp_solve (rk_milp.h) unless the caller installs its own
+ * solver callback (the benchmark does, to compare with another solver).
+ *
+ * Every decoded schedule is replayed by the simulator (rk_option_evaluate /
+ * rk_simulate) before it is returned; a schedule whose replay disagrees with
+ * the ILP (peak above M_peak, saved above M_save, time != objective) is a bug
+ * and is reported as RK_EFAIL with a message saying so. */
+#ifndef RK_CHECKMATE_H
+#define RK_CHECKMATE_H
+
+#include <stdint.h>
+#include "rk_graph.h"
+#include "rk_milp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A MILP solver with rk_milp_solve's contract (res->x malloc'ed, freed by
+ * rk_milp_result_free).  `tag` names the ILP (class and budget), for logs. */
+typedef rk_status (*rk_checkmate_solve_fn)(void *ctx, const char *tag, const rk_lp *lp,
+                                           const rk_milp_params *mp, rk_milp_result *res,
+                                           rk_error *err);
+
+typedef struct {
+    int grid_peak;          /* number of M_peak values (default 20) */
+    int grid_save;          /* number of M_save values per M_peak (default 20) */
+    double time_limit;      /* seconds per ILP (default 60); <= 0: none */
+    double gap;             /* relative gap at which an ILP counts as solved
+                               (default 1e-6) */
+    int threads;            /* OpenMP threads for independent budgets; 0: the
+                               OpenMP default.  Results are identical for any */
+    int milp_threads;       /* threads handed to each rk_milp_solve (default 1) */
+    const char *export_dir; /* when set, every ILP solved is written there as
+                               MPS: <prefix>_p<i>_s<j>.mps (i, j = grid
+                               indices), <prefix>_minpeak.mps, <prefix>.mps for
+                               a single solve */
+    const char *export_prefix; /* default "block" */
+    int verbose;            /* log per ILP to stderr */
+    rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
+    void *solve_ctx;
+} rk_checkmate_params;
+
+void rk_checkmate_params_default(rk_checkmate_params *p);
+
+/* Counters of a grid (or of a chain of grids: they add up). */
+typedef struct {
+    int n_budgets;          /* grid points considered */
+    int n_ilps;             /* ILPs handed to the solver */
+    int n_reused;           /* budgets answered by the proven optimum of a looser budget */
+    int n_infeasible;       /* budgets proven infeasible (by an ILP or by a looser one) */
+    int n_timeout;          /* ILPs stopped by the time limit (their best schedule is kept) */
+    int n_options;          /* unique options returned */
+    int max_cols, max_rows; /* largest ILP */
+    long sum_cols, sum_rows; /* over the ILPs solved */
+    int64_t min_peak, max_peak; /* the M_peak range */
+    double solve_time_s;    /* sum of the solver's time over the ILPs */
+    double wall_s;          /* wall time of the call */
+} rk_checkmate_stats;
+
+/* ------------------------------------------------------------ one ILP */
+
+/* The model of one graph, independent of the budgets: built once, then turned
+ * into an rk_lp for any (M_peak, M_save).  Opaque. */
+typedef struct rk_checkmate_model rk_checkmate_model;
+
+/* Build the model of finalized graph g (stages = g->topo).  Fails with
+ * RK_EINPUT when g is outside what the model supports (a non-grad data node
+ * with several producers). */
+rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err);
+void rk_checkmate_model_free(rk_checkmate_model *m);
+
+/* The LP for budgets (m_peak, m_save) (m_save < 0: no M_save row).  Sets
+ * *lp = NULL and returns RK_EINFEASIBLE when presolve alone proves the budget
+ * infeasible (a step whose fixed memory exceeds m_peak). */
+rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save,
+                                rk_lp **lp, rk_error *err);
+
+/* Sizes of the model's LP (same for every budget). */
+int rk_checkmate_model_num_cols(const rk_checkmate_model *m);
+int rk_checkmate_model_num_rows(const rk_checkmate_model *m);
+
+/* Decode solution x (n_cols values, rounded to 0/1 here) into the ops of the
+ * whole schedule in stage/step order (block field 0, local indices), and its
+ * objective recomputed from the rounded values. */
+rk_status rk_checkmate_model_decode_ops(const rk_checkmate_model *m, const double *x,
+                                        rk_op **ops, int *n_ops, double *objective,
+                                        rk_error *err);
+
+/* Decode x into a block option (fwd ops = before the loss, bwd ops = after),
+ * evaluate it with rk_option_evaluate and check it against the ILP: peak <=
+ * m_peak, saved <= m_save (if m_save >= 0), simulated time == objective
+ * (relative 1e-9).  Any mismatch: RK_EFAIL, "BUG: ...". */
+rk_status rk_checkmate_model_decode_option(const rk_checkmate_model *m, const double *x,
+                                           int64_t m_peak, int64_t m_save, rk_option *opt,
+                                           double *objective, rk_error *err);
+
+/* Solve one budget: the cheapest option of g with peak <= m_peak and saved <=
+ * m_save.  RK_EINFEASIBLE when there is none.  *optimal (may be NULL) is set
+ * to 1 when proven optimal, 0 when the time limit stopped the solver (the
+ * best schedule found is returned).  *gap (may be NULL): its relative gap. */
+rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m_save,
+                                    const rk_checkmate_params *p, rk_option *opt,
+                                    double *objective, int *optimal, double *gap,
+                                    rk_error *err);
+
+/* --------------------------------------------------------- budget grid */
+
+/* The M_peak range of g's grid: min_peak = the smallest peak of any schedule
+ * of the model (an ILP that minimises the peak; without M_save), max_peak =
+ * rk_option_keep_all's peak. */
+rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p,
+                                  int64_t *min_peak, int64_t *max_peak, rk_error *err);
+
+/* All options of one block class: the grid grid_peak x grid_save, M_peak
+ * evenly spaced in [min_peak, max_peak], for each M_peak M_save evenly spaced
+ * in [output size, M_peak]; options deduplicated on (saved, fwd_time,
+ * fwd_peak, bwd_time, bwd_peak) and sorted by (saved, fwd_peak, bwd_peak,
+ * fwd_time, bwd_time).  *opts is malloc'ed (free each with rk_option_free,
+ * then free()).  st may be NULL. */
+rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p,
+                                     rk_option **opts, int *n, rk_checkmate_stats *st,
+                                     rk_error *err);
+
+/* Options of every class of a chain (classes used by no block get none).
+ * class_opts[c] / class_n[c] for c < ch->n_classes, malloc'ed; free with
+ * rk_checkmate_chain_options_free.  The export prefix of class c is
+ * "<export_prefix or class>_c<c>".  st (may be NULL) sums over classes. */
+rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p,
+                                     rk_option ***class_opts, int **class_n,
+                                     rk_checkmate_stats *st, rk_error *err);
+void rk_checkmate_chain_options_free(int n_classes, rk_option **class_opts, int *class_n);
+
+/* ------------------------------------------------- whole-graph Checkmate */
+
+/* The chain as one CD-graph: every block's forward nodes, the last block's
+ * loss, every block's backward nodes; block k+1's input is block k's output
+ * and block k+1's input grad block k's output grad (rk_chain_index).  Node
+ * names are "<block name>/<local name>".  c_block/c_local (n_c entries) and
+ * d_block/d_local (n_d entries), malloc'ed, map flattened nodes back. */
+typedef struct {
+    rk_graph g;
+    int *c_block, *c_local;
+    int *d_block, *d_local;
+} rk_checkmate_flat;
+
+rk_status rk_checkmate_flatten(const rk_chain *ch, rk_checkmate_flat *flat, rk_error *err);
+void rk_checkmate_flat_free(rk_checkmate_flat *flat);
+
+/* Map a schedule of the flattened graph (ops with local = flattened indices)
+ * to a chain-level schedule. */
+rk_status rk_checkmate_flat_to_schedule(const rk_checkmate_flat *flat, const rk_op *ops, int n_ops,
+                                        rk_schedule *s, rk_error *err);
+
+/* Whole-graph Checkmate: the cheapest schedule of the chain with peak <=
+ * budget (no M_save), within p->time_limit.  The schedule is replayed by
+ * rk_simulate and must agree with the ILP.  *gap (may be NULL) is the
+ * relative gap of the returned schedule (0 when proven optimal).
+ * RK_EINFEASIBLE when no schedule fits (or none was found in time). */
+rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
+                                      const rk_checkmate_params *p, rk_schedule *s,
+                                      double *gap, rk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

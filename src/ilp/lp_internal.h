@@ -1,0 +1,59 @@
+/* lp_internal.h — internal layout of rk_lp (the problem builder of
+ * rk_milp.h) for the modules of src/ilp: MPS reader/writer, simplex,
+ * presolve, branch-and-bound.  Not installed.
+ *
+ * Columns and rows are stored as arrays; coefficients are kept as triplets in
+ * insertion order (rk_lp_set_coef overwrites: the last value set for a
+ * (row, col) pair wins, a zero removes the entry) and compressed column-wise
+ * on demand by rk_lp_matrix(). */
+#ifndef RK_LP_INTERNAL_H
+#define RK_LP_INTERNAL_H
+
+#include "rk_milp.h"
+
+/* Column-wise (CSC) view of the constraint matrix: column j has its entries
+ * at positions start[j] .. start[j+1]-1 of index[] (row indices, increasing)
+ * and value[] (nonzero). */
+typedef struct {
+    int n, m;
+    long nnz;
+    const long *start;     /* n + 1 */
+    const int *index;      /* nnz */
+    const double *value;   /* nnz */
+} rk_lp_csc;
+
+struct rk_lp {
+    int n, m;              /* columns, rows */
+    int cap_n, cap_m;
+    /* columns */
+    double *obj, *col_lb, *col_ub;
+    signed char *is_int;
+    char **col_name;
+    /* rows */
+    double *row_lb, *row_ub;
+    char **row_name;
+    int maximize;
+    double obj_const;
+    /* triplets in insertion order */
+    long nt, cap_t;
+    int *t_row, *t_col;
+    double *t_val;
+    /* compressed cache (built by rk_lp_matrix, dropped by any change) */
+    int csc_valid;
+    long *csc_start;
+    int *csc_index;
+    double *csc_value;
+    long csc_nnz;
+};
+
+/* The column-wise matrix.  Builds the cache on first use after a change;
+ * safe to call from several threads at once on an lp nobody modifies
+ * (the build is serialised).  Returns 0 on success, -1 on allocation
+ * failure.  The view stays valid until the lp is modified or freed. */
+int rk_lp_matrix(const rk_lp *lp, rk_lp_csc *out);
+
+/* Coefficients of column j: returns the count and sets *idx / *val (the
+ * cache must have been built by rk_lp_matrix; otherwise returns 0). */
+int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val);
+
+#endif

@@ -1,0 +1,458 @@
+/* lu.c — sparse LU of the simplex basis: right-looking elimination with
+ * Markowitz pivot choice (column singletons, row singletons, then a limited
+ * Markowitz search with a relative threshold), L kept as column etas, U kept
+ * both row- and column-wise; basis changes appended as product-form etas.
+ * See lu.h. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lu.h"
+
+#define LU_THRESH 0.1     /* relative pivot threshold */
+#define LU_ABSTOL 1e-11   /* smallest acceptable pivot */
+#define LU_SEARCH 4       /* columns examined by the Markowitz search */
+#define ETA_MAX 100       /* updates before a refactorization is advised */
+
+struct rk_lu {
+    int m, cap_m;
+    /* active submatrix during factorization */
+    int *rlen, *rcap, **rcol;
+    double **rval;
+    int *clen, *ccap, **crow;
+    int *rhead, *rnext, *rprev;   /* row buckets by count */
+    int *chead, *cnext, *cprev;   /* column buckets by count */
+    int *rdone, *cdone;
+    int *stamp, *pmark;
+    double *rwork;
+    /* factors */
+    int npiv;
+    int *prow, *pcol;
+    double *diag;
+    long *Lstart, Lcap;
+    int *Lidx;
+    double *Lval;
+    long *Ustart, Ucap;
+    int *Uidx;
+    double *Uval;
+    long *UCstart;
+    int *UCidx;
+    double *UCval;
+    double *work;
+    /* eta file */
+    int neta, eta_cap_n;
+    int *eta_p;
+    double *eta_piv;
+    long *eta_start, eta_cap, eta_nnz;
+    int *eta_idx;
+    double *eta_val;
+    long lu_nnz;
+};
+
+rk_lu *rk_lu_new(void) { return calloc(1, sizeof(rk_lu)); }
+
+static void free_active(rk_lu *lu) {
+    for (int i = 0; i < lu->cap_m; i++) {
+        if (lu->rcol) free(lu->rcol[i]);
+        if (lu->rval) free(lu->rval[i]);
+        if (lu->crow) free(lu->crow[i]);
+    }
+}
+
+void rk_lu_free(rk_lu *lu) {
+    if (!lu) return;
+    free_active(lu);
+    free(lu->rlen); free(lu->rcap); free(lu->rcol); free(lu->rval);
+    free(lu->clen); free(lu->ccap); free(lu->crow);
+    free(lu->rhead); free(lu->rnext); free(lu->rprev);
+    free(lu->chead); free(lu->cnext); free(lu->cprev);
+    free(lu->rdone); free(lu->cdone); free(lu->stamp); free(lu->pmark); free(lu->rwork);
+    free(lu->prow); free(lu->pcol); free(lu->diag);
+    free(lu->Lstart); free(lu->Lidx); free(lu->Lval);
+    free(lu->Ustart); free(lu->Uidx); free(lu->Uval);
+    free(lu->UCstart); free(lu->UCidx); free(lu->UCval);
+    free(lu->work);
+    free(lu->eta_p); free(lu->eta_piv); free(lu->eta_start); free(lu->eta_idx); free(lu->eta_val);
+    free(lu);
+}
+
+#define REALLOC(p, n) do { void *q_ = realloc((p), (size_t)(n) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
+
+static int ensure_m(rk_lu *lu, int m) {
+    if (m < 1) m = 1;
+    if (m <= lu->cap_m) return 0;
+    int old = lu->cap_m;
+    int cap = m;
+    REALLOC(lu->rlen, cap); REALLOC(lu->rcap, cap); REALLOC(lu->rcol, cap); REALLOC(lu->rval, cap);
+    REALLOC(lu->clen, cap); REALLOC(lu->ccap, cap); REALLOC(lu->crow, cap);
+    REALLOC(lu->rhead, cap + 2); REALLOC(lu->rnext, cap); REALLOC(lu->rprev, cap);
+    REALLOC(lu->chead, cap + 2); REALLOC(lu->cnext, cap); REALLOC(lu->cprev, cap);
+    REALLOC(lu->rdone, cap); REALLOC(lu->cdone, cap); REALLOC(lu->stamp, cap); REALLOC(lu->pmark, cap); REALLOC(lu->rwork, cap);
+    REALLOC(lu->prow, cap); REALLOC(lu->pcol, cap); REALLOC(lu->diag, cap);
+    REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
+    REALLOC(lu->work, cap);
+    for (int i = old; i < cap; i++) {
+        lu->rcol[i] = NULL; lu->rval[i] = NULL; lu->crow[i] = NULL;
+        lu->rcap[i] = 0; lu->ccap[i] = 0;
+    }
+    lu->cap_m = cap;
+    return 0;
+}
+
+static int row_push(rk_lu *lu, int i, int c, double v) {
+    if (lu->rlen[i] == lu->rcap[i]) {
+        int cap = lu->rcap[i] ? 2 * lu->rcap[i] : 4;
+        REALLOC(lu->rcol[i], cap);
+        REALLOC(lu->rval[i], cap);
+        lu->rcap[i] = cap;
+    }
+    lu->rcol[i][lu->rlen[i]] = c;
+    lu->rval[i][lu->rlen[i]] = v;
+    lu->rlen[i]++;
+    return 0;
+}
+
+static int col_push(rk_lu *lu, int c, int i) {
+    if (lu->clen[c] == lu->ccap[c]) {
+        int cap = lu->ccap[c] ? 2 * lu->ccap[c] : 4;
+        REALLOC(lu->crow[c], cap);
+        lu->ccap[c] = cap;
+    }
+    lu->crow[c][lu->clen[c]++] = i;
+    return 0;
+}
+
+static void col_remove(rk_lu *lu, int c, int i) {
+    int *r = lu->crow[c];
+    int n = lu->clen[c];
+    for (int t = 0; t < n; t++)
+        if (r[t] == i) { r[t] = r[n - 1]; lu->clen[c]--; return; }
+}
+
+static int row_find(const rk_lu *lu, int i, int c) {
+    const int *cc = lu->rcol[i];
+    int n = lu->rlen[i];
+    for (int t = 0; t < n; t++)
+        if (cc[t] == c) return t;
+    return -1;
+}
+
+/* buckets */
+static void bk_insert(int *head, int *next, int *prev, int x, int cnt) {
+    prev[x] = -1;
+    next[x] = head[cnt];
+    if (head[cnt] >= 0) prev[head[cnt]] = x;
+    head[cnt] = x;
+}
+static void bk_remove(int *head, int *next, int *prev, int x, int cnt) {
+    if (prev[x] >= 0) next[prev[x]] = next[x]; else head[cnt] = next[x];
+    if (next[x] >= 0) prev[next[x]] = prev[x];
+}
+
+static int push_L(rk_lu *lu, long *nL, int i, double l) {
+    if (*nL == lu->Lcap) {
+        long cap = lu->Lcap ? 2 * lu->Lcap : 1024;
+        REALLOC(lu->Lidx, cap); REALLOC(lu->Lval, cap);
+        lu->Lcap = cap;
+    }
+    lu->Lidx[*nL] = i;
+    lu->Lval[*nL] = l;
+    (*nL)++;
+    return 0;
+}
+static int push_U(rk_lu *lu, long *nU, int j, double v) {
+    if (*nU == lu->Ucap) {
+        long cap = lu->Ucap ? 2 * lu->Ucap : 1024;
+        REALLOC(lu->Uidx, cap); REALLOC(lu->Uval, cap);
+        lu->Ucap = cap;
+    }
+    lu->Uidx[*nU] = j;
+    lu->Uval[*nU] = v;
+    (*nU)++;
+    return 0;
+}
+
+int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const double *val,
+                 int *bad_pos, int *bad_row) {
+    if (ensure_m(lu, m)) return -1;
+    lu->m = m;
+    lu->neta = 0;
+    lu->eta_nnz = 0;
+    lu->npiv = 0;
+    for (int i = 0; i < m; i++) {
+        lu->rlen[i] = 0; lu->clen[i] = 0;
+        lu->rdone[i] = 0; lu->cdone[i] = 0;
+        lu->stamp[i] = -1; lu->pmark[i] = 0; lu->rwork[i] = 0.0;
+    }
+    for (int c = 0; c < m; c++)
+        for (long p = start[c]; p < start[c + 1]; p++) {
+            if (val[p] == 0.0) continue;
+            if (row_push(lu, idx[p], c, val[p]) || col_push(lu, c, idx[p])) return -1;
+        }
+    for (int k = 0; k <= m + 1; k++) { lu->rhead[k] = -1; lu->chead[k] = -1; }
+    for (int i = m - 1; i >= 0; i--) bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+    for (int c = m - 1; c >= 0; c--) bk_insert(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+
+    long nL = 0, nU = 0;
+    int nbad = 0;
+    int ncols_left = m;
+    int k = 0;
+    while (ncols_left > 0) {
+        int pr = -1, pc = -1;
+        /* empty columns are singular */
+        if (lu->chead[0] >= 0) {
+            int c = lu->chead[0];
+            bk_remove(lu->chead, lu->cnext, lu->cprev, c, 0);
+            lu->cdone[c] = 1;
+            bad_pos[nbad++] = c;
+            ncols_left--;
+            continue;
+        }
+        /* column singleton */
+        for (int c = lu->chead[1]; c >= 0 && pc < 0; c = lu->cnext[c]) {
+            int i = lu->crow[c][0];
+            int t = row_find(lu, i, c);
+            if (fabs(lu->rval[i][t]) > LU_ABSTOL) { pr = i; pc = c; }
+        }
+        /* row singleton */
+        if (pc < 0)
+            for (int i = lu->rhead[1]; i >= 0 && pc < 0; i = lu->rnext[i])
+                if (fabs(lu->rval[i][0]) > LU_ABSTOL) { pr = i; pc = lu->rcol[i][0]; }
+        /* Markowitz search */
+        if (pc < 0) {
+            double best = INFINITY, bestv = 0.0;
+            int examined = 0;
+            int singular_col = -1;
+            for (int cnt = 1; cnt <= m && examined < LU_SEARCH && singular_col < 0; cnt++) {
+                for (int c = lu->chead[cnt]; c >= 0; c = lu->cnext[c]) {
+                    double cmax = 0.0;
+                    for (int t = 0; t < cnt; t++) {
+                        int i = lu->crow[c][t];
+                        double v = fabs(lu->rval[i][row_find(lu, i, c)]);
+                        if (v > cmax) cmax = v;
+                    }
+                    if (cmax <= LU_ABSTOL) { singular_col = c; break; }
+                    for (int t = 0; t < cnt; t++) {
+                        int i = lu->crow[c][t];
+                        double v = fabs(lu->rval[i][row_find(lu, i, c)]);
+                        if (v < LU_THRESH * cmax || v <= LU_ABSTOL) continue;
+                        double cost = (double)(lu->rlen[i] - 1) * (double)(cnt - 1);
+                        if (cost < best || (cost == best && v > bestv)) {
+                            best = cost; bestv = v; pr = i; pc = c;
+                        }
+                    }
+                    if (++examined >= LU_SEARCH) break;
+                }
+            }
+            if (singular_col >= 0) {
+                int c = singular_col;
+                bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+                for (int t = 0; t < lu->clen[c]; t++) {
+                    int i = lu->crow[c][t];
+                    int q = row_find(lu, i, c);
+                    bk_remove(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+                    lu->rcol[i][q] = lu->rcol[i][lu->rlen[i] - 1];
+                    lu->rval[i][q] = lu->rval[i][lu->rlen[i] - 1];
+                    lu->rlen[i]--;
+                    bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+                }
+                lu->clen[c] = 0;
+                lu->cdone[c] = 1;
+                bad_pos[nbad++] = c;
+                ncols_left--;
+                continue;
+            }
+            if (pc < 0) {
+                /* nothing acceptable (all remaining columns tiny): fail them all */
+                for (int c = 0; c < m; c++)
+                    if (!lu->cdone[c]) { lu->cdone[c] = 1; bad_pos[nbad++] = c; }
+                break;
+            }
+        }
+        /* eliminate with pivot (pr, pc) */
+        int r = pr, c = pc;
+        int tp = row_find(lu, r, c);
+        double piv = lu->rval[r][tp];
+        lu->prow[k] = r;
+        lu->pcol[k] = c;
+        lu->diag[k] = piv;
+        lu->Lstart[k] = nL;
+        lu->Ustart[k] = nU;
+        bk_remove(lu->rhead, lu->rnext, lu->rprev, r, lu->rlen[r]);
+        bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+        lu->rdone[r] = 1;
+        lu->cdone[c] = 1;
+        /* U row and scatter of the pivot row; unlink r from its columns */
+        for (int t = 0; t < lu->rlen[r]; t++) {
+            int j = lu->rcol[r][t];
+            if (j == c) continue;
+            double v = lu->rval[r][t];
+            if (push_U(lu, &nU, j, v)) return -1;
+            lu->rwork[j] = v;
+            lu->pmark[j] = 1;
+            bk_remove(lu->chead, lu->cnext, lu->cprev, j, lu->clen[j]);
+            col_remove(lu, j, r);
+        }
+        /* eliminate column c from the other rows */
+        for (int t = 0; t < lu->clen[c]; t++) {
+            int i = lu->crow[c][t];
+            if (i == r) continue;
+            int q = row_find(lu, i, c);
+            double l = lu->rval[i][q] / piv;
+            if (push_L(lu, &nL, i, l)) return -1;
+            bk_remove(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+            lu->rcol[i][q] = lu->rcol[i][lu->rlen[i] - 1];
+            lu->rval[i][q] = lu->rval[i][lu->rlen[i] - 1];
+            lu->rlen[i]--;
+            int len0 = lu->rlen[i];
+            for (int s = 0; s < len0; s++) {
+                int j = lu->rcol[i][s];
+                if (lu->pmark[j]) {
+                    lu->rval[i][s] -= l * lu->rwork[j];
+                    lu->stamp[j] = i;
+                }
+            }
+            for (int s = 0; s < lu->rlen[r]; s++) {
+                int j = lu->rcol[r][s];
+                if (j == c || lu->stamp[j] == i) continue;
+                if (row_push(lu, i, j, -l * lu->rval[r][s])) return -1;
+                if (col_push(lu, j, i)) return -1;
+            }
+            bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+        }
+        /* clear scatter, re-bucket the touched columns */
+        for (int t = 0; t < lu->rlen[r]; t++) {
+            int j = lu->rcol[r][t];
+            if (j == c) continue;
+            lu->rwork[j] = 0.0;
+            lu->pmark[j] = 0;
+            lu->stamp[j] = -1;
+            bk_insert(lu->chead, lu->cnext, lu->cprev, j, lu->clen[j]);
+        }
+        lu->clen[c] = 0;
+        lu->rlen[r] = 0;
+        k++;
+        ncols_left--;
+    }
+    lu->npiv = k;
+    lu->Lstart[k] = nL;
+    lu->Ustart[k] = nU;
+    if (nbad > 0) {
+        int nr = 0;
+        for (int i = 0; i < m; i++)
+            if (!lu->rdone[i]) bad_row[nr++] = i;
+        return nbad;
+    }
+    /* column-wise copy of U: position j gets (row of pivot k, value) */
+    long *cs = lu->UCstart;
+    for (int j = 0; j <= m; j++) cs[j] = 0;
+    for (long p = 0; p < nU; p++) cs[lu->Uidx[p] + 1]++;
+    for (int j = 0; j < m; j++) cs[j + 1] += cs[j];
+    {
+        void *q1 = realloc(lu->UCidx, (size_t)(nU ? nU : 1) * sizeof(int));
+        if (!q1) return -1;
+        lu->UCidx = q1;
+        void *q2 = realloc(lu->UCval, (size_t)(nU ? nU : 1) * sizeof(double));
+        if (!q2) return -1;
+        lu->UCval = q2;
+    }
+    int *fill = lu->stamp; /* reuse as counters */
+    for (int j = 0; j < m; j++) fill[j] = 0;
+    for (int kk = 0; kk < k; kk++)
+        for (long p = lu->Ustart[kk]; p < lu->Ustart[kk + 1]; p++) {
+            int j = lu->Uidx[p];
+            long d = cs[j] + fill[j]++;
+            lu->UCidx[d] = lu->prow[kk];
+            lu->UCval[d] = lu->Uval[p];
+        }
+    for (int j = 0; j < m; j++) lu->stamp[j] = -1;
+    lu->lu_nnz = nL + nU + m;
+    return 0;
+}
+
+void rk_lu_ftran(rk_lu *lu, double *x) {
+    int m = lu->m;
+    /* L */
+    for (int k = 0; k < m; k++) {
+        double v = x[lu->prow[k]];
+        if (v == 0.0) continue;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) x[lu->Lidx[p]] -= lu->Lval[p] * v;
+    }
+    /* U */
+    double *z = lu->work;
+    for (int k = m - 1; k >= 0; k--) {
+        int c = lu->pcol[k];
+        double v = x[lu->prow[k]];
+        if (v == 0.0) { z[c] = 0.0; continue; }
+        v /= lu->diag[k];
+        z[c] = v;
+        for (long p = lu->UCstart[c]; p < lu->UCstart[c + 1]; p++) x[lu->UCidx[p]] -= lu->UCval[p] * v;
+    }
+    memcpy(x, z, (size_t)m * sizeof *x);
+    /* etas */
+    for (int e = 0; e < lu->neta; e++) {
+        int p = lu->eta_p[e];
+        double v = x[p];
+        if (v == 0.0) continue;
+        v /= lu->eta_piv[e];
+        x[p] = v;
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) x[lu->eta_idx[q]] -= lu->eta_val[q] * v;
+    }
+    for (int i = 0; i < m; i++)
+        if (fabs(x[i]) < 1e-14) x[i] = 0.0;
+}
+
+void rk_lu_btran(rk_lu *lu, double *x) {
+    int m = lu->m;
+    for (int e = lu->neta - 1; e >= 0; e--) {
+        int p = lu->eta_p[e];
+        double s = x[p];
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
+        x[p] = s / lu->eta_piv[e];
+    }
+    double *y = lu->work;
+    for (int k = 0; k < m; k++) {
+        double v = x[lu->pcol[k]];
+        if (v == 0.0) { y[lu->prow[k]] = 0.0; continue; }
+        v /= lu->diag[k];
+        y[lu->prow[k]] = v;
+        for (long p = lu->Ustart[k]; p < lu->Ustart[k + 1]; p++) x[lu->Uidx[p]] -= lu->Uval[p] * v;
+    }
+    for (int k = m - 1; k >= 0; k--) {
+        double s = 0.0;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) s += lu->Lval[p] * y[lu->Lidx[p]];
+        y[lu->prow[k]] -= s;
+    }
+    for (int i = 0; i < m; i++) x[i] = fabs(y[i]) < 1e-14 ? 0.0 : y[i];
+}
+
+int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
+    int m = lu->m;
+    if (lu->neta == lu->eta_cap_n) {
+        int cap = lu->eta_cap_n ? 2 * lu->eta_cap_n : 64;
+        REALLOC(lu->eta_p, cap); REALLOC(lu->eta_piv, cap); REALLOC(lu->eta_start, cap + 1);
+        lu->eta_cap_n = cap;
+        if (lu->neta == 0) lu->eta_start[0] = 0;
+    }
+    if (lu->neta == 0) { lu->eta_start[0] = 0; lu->eta_nnz = 0; }
+    long need = lu->eta_nnz + m;
+    if (need > lu->eta_cap) {
+        long cap = lu->eta_cap ? 2 * lu->eta_cap : 4096;
+        while (cap < need) cap *= 2;
+        REALLOC(lu->eta_idx, cap); REALLOC(lu->eta_val, cap);
+        lu->eta_cap = cap;
+    }
+    long w = lu->eta_nnz;
+    for (int i = 0; i < m; i++)
+        if (i != p && alpha[i] != 0.0) { lu->eta_idx[w] = i; lu->eta_val[w] = alpha[i]; w++; }
+    int e = lu->neta;
+    lu->eta_p[e] = p;
+    lu->eta_piv[e] = alpha[p];
+    lu->eta_start[e + 1] = w;
+    lu->eta_nnz = w;
+    lu->neta++;
+    if (lu->neta >= ETA_MAX || lu->eta_nnz > 3 * lu->lu_nnz + 10 * (long)m) return 1;
+    return 0;
+}
+
+int rk_lu_num_updates(const rk_lu *lu) { return lu->neta; }

@@ -1,0 +1,37 @@
+/* lu.h — sparse LU factorization of a simplex basis (Markowitz pivoting with
+ * a threshold) and product-form (eta file) updates.  Internal to src/ilp.
+ *
+ * The basis B is m x m; its columns are "positions" 0..m-1.  FTRAN solves
+ * B z = b (b indexed by row, z by position); BTRAN solves B' y = e (e indexed
+ * by position, y by row).  Every object owns its storage (reentrant). */
+#ifndef RK_LU_H
+#define RK_LU_H
+
+typedef struct rk_lu rk_lu;
+
+rk_lu *rk_lu_new(void);
+void rk_lu_free(rk_lu *lu);
+
+/* Factor the m x m matrix given column-wise (column k at start[k] ..
+ * start[k+1]-1 of idx/val).  Returns 0 when nonsingular, -1 on allocation
+ * failure, or the number r > 0 of dependent columns: then
+ * bad_pos[0..r-1] lists the positions that could not be pivoted and
+ * bad_row[0..r-1] rows left without a pivot (the caller replaces each
+ * position by the unit column of a row and factors again).  bad_pos and
+ * bad_row must have room for m entries. */
+int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const double *val,
+                 int *bad_pos, int *bad_row);
+
+/* In place: x (size m) is b indexed by row on entry, z indexed by position
+ * on return. */
+void rk_lu_ftran(rk_lu *lu, double *x);
+/* In place: x is e indexed by position on entry, y indexed by row on return. */
+void rk_lu_btran(rk_lu *lu, double *x);
+
+/* Replace the column at position p by a column whose FTRAN is alpha (size m,
+ * indexed by position).  Returns 0, or 1 when a refactorization is advised
+ * (long eta file or small pivot), -1 on allocation failure. */
+int rk_lu_update(rk_lu *lu, int p, const double *alpha);
+int rk_lu_num_updates(const rk_lu *lu);
+
+#endif

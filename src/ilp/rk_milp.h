@@ -1,0 +1,106 @@
+/* rk_milp.h — public API of rkmate's own LP/MILP solver: problem builder,
+ * MPS reader/writer, simplex and branch-and-bound.  Generic: nothing here
+ * knows about rematerialization (that is rk_checkmate.h).
+ *
+ * Status codes and errors follow rk_graph.h (rk_status, rk_error). */
+#ifndef RK_MILP_H
+#define RK_MILP_H
+
+#include <stdint.h>
+#include "rk_graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ problem */
+
+/* min (or max) c'x + c0  s.t.  row_lb <= A x <= row_ub,  col_lb <= x <= col_ub,
+ * x_j integer for integer columns.  Infinite bounds are +-INFINITY. */
+typedef struct rk_lp rk_lp;
+
+rk_lp *rk_lp_new(void);
+void rk_lp_free(rk_lp *lp);
+/* Append a column/row; returns its index, or -1 on allocation failure.
+ * name may be NULL (a name is generated: C%d / R%d). */
+int rk_lp_add_col(rk_lp *lp, const char *name, double obj, double lb, double ub, int is_integer);
+int rk_lp_add_row(rk_lp *lp, const char *name, double lb, double ub);
+/* Set A[row][col] = v (adds or overwrites). */
+rk_status rk_lp_set_coef(rk_lp *lp, int row, int col, double v);
+/* Bulk: add n coefficients to one row (columns distinct, not yet set). */
+rk_status rk_lp_add_row_coefs(rk_lp *lp, int row, int n, const int *cols, const double *vals);
+void rk_lp_set_maximize(rk_lp *lp, int maximize);
+void rk_lp_set_obj_const(rk_lp *lp, double c0);
+int rk_lp_num_cols(const rk_lp *lp);
+int rk_lp_num_rows(const rk_lp *lp);
+int rk_lp_num_integers(const rk_lp *lp);
+const char *rk_lp_col_name(const rk_lp *lp, int j);
+const char *rk_lp_row_name(const rk_lp *lp, int i);
+/* Change data of an existing column / row (indices must be in range). */
+void rk_lp_set_col_bounds(rk_lp *lp, int j, double lb, double ub);
+void rk_lp_set_col_obj(rk_lp *lp, int j, double obj);
+void rk_lp_set_col_integer(rk_lp *lp, int j, int is_integer);
+void rk_lp_set_row_bounds(rk_lp *lp, int i, double lb, double ub);
+/* Read back problem data. */
+void rk_lp_get_col_bounds(const rk_lp *lp, int j, double *lb, double *ub);
+void rk_lp_get_row_bounds(const rk_lp *lp, int i, double *lb, double *ub);
+double rk_lp_get_col_obj(const rk_lp *lp, int j);
+int rk_lp_is_integer(const rk_lp *lp, int j);
+int rk_lp_get_maximize(const rk_lp *lp);
+double rk_lp_get_obj_const(const rk_lp *lp);
+
+/* ------------------------------------------------------------ MPS I/O */
+
+/* Fixed or free MPS, gzip read transparently.  Errors name the file, the
+ * line number and what was expected. */
+rk_status rk_mps_read(const char *path, rk_lp **out, rk_error *err);
+/* Free MPS, written atomically (temp file + rename). */
+rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err);
+
+/* -------------------------------------------------------------- solve */
+
+typedef enum {
+    RK_MILP_OPTIMAL = 0,
+    RK_MILP_INFEASIBLE,
+    RK_MILP_UNBOUNDED,
+    RK_MILP_TIME_LIMIT,   /* also node limit: best solution + proven bound */
+    RK_MILP_ERROR
+} rk_milp_status;
+
+typedef struct {
+    int lp_only;          /* solve the LP relaxation only */
+    double time_limit;    /* seconds, <= 0: none */
+    double gap;           /* relative gap to stop at (default 1e-6) */
+    long node_limit;      /* <= 0: none */
+    int threads;          /* 0: OpenMP default; results identical for any */
+    int verbose;          /* log to stderr */
+    /* Optional incumbent handed in by the caller (n_cols values), e.g. the
+     * schedule of a neighbouring budget.  Checked for feasibility; ignored
+     * with a log line if infeasible.  May be NULL. */
+    const double *incumbent;
+    /* Optional known lower bound on the objective (minimization), e.g. the
+     * optimum at a looser budget; -INFINITY if none. */
+    double known_bound;
+} rk_milp_params;
+
+typedef struct {
+    rk_milp_status status;
+    int has_solution;
+    double objective;     /* of the best solution (incl. constant) */
+    double bound;         /* proven bound */
+    long nodes;
+    long iterations;      /* simplex iterations, all nodes */
+    double time_s;
+    int n;                /* number of columns */
+    double *x;            /* best solution (n values) when has_solution */
+} rk_milp_result;
+
+void rk_milp_params_default(rk_milp_params *p);
+rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
+void rk_milp_result_free(rk_milp_result *res);
+const char *rk_milp_status_name(rk_milp_status s); /* "optimal", "infeasible", ... */
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1107 @@
+/* simplex.c — the LP engine of src/ilp (see simplex.h): a scaled working
+ * copy of the LP in the bounded form  A x + s = 0  (one logical s_i per row,
+ * bounds -row_ub <= s_i <= -row_lb), a basis factored by lu.c, and
+ *  - a bounded dual simplex with dual steepest-edge pricing, a bound-flipping
+ *    Harris ratio test and cost perturbation / shifting against stalling;
+ *  - a dual phase 1 on the auxiliary box problem (Fourer / Koberstein);
+ *  - a bounded primal simplex (composite phase 1/2, Devex pricing, Harris
+ *    ratio test), used to clean up after perturbation and for warm starts
+ *    that are primal but not dual feasible.
+ * Everything lives in the rk_simplex object (reentrant). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lp_internal.h"
+#include "lu.h"
+#include "simplex.h"
+
+#define VS_BASIC 0
+#define VS_LB 1
+#define VS_UB 2
+#define VS_FREE 3
+
+#define PTOL 1e-7     /* primal feasibility (scaled) */
+#define DTOL 1e-7     /* dual feasibility (scaled) */
+#define PIVTOL 1e-7   /* smallest pivot in ratio tests */
+
+enum { LOOP_OPTIMAL, LOOP_INFEASIBLE, LOOP_UNBOUNDED, LOOP_ITER, LOOP_TIME, LOOP_CUTOFF, LOOP_ERROR, LOOP_RESTART };
+
+struct rk_simplex {
+    int n, m;
+    /* scaled matrix, column-wise (structurals) and row-wise */
+    long *Acs;
+    int *Aci;
+    double *Acv;
+    long *Ars;
+    int *Arj;
+    double *Arv;
+    double *cs, *rs;          /* column / row scale: x = cs x', row' = rs row */
+    double *c;                /* true scaled costs (N) */
+    double *cw;               /* working costs (perturbed / shifted) */
+    double *lb, *ub;          /* scaled bounds (N) */
+    double *olb, *oub, *oc;   /* original column bounds and costs (n) */
+    double sense, c0;
+    /* basis */
+    int *head;                /* m */
+    int *bpos;                /* N */
+    signed char *vst;         /* N */
+    double *x, *d;            /* N */
+    double *y;                /* m */
+    double *dse;              /* m */
+    double *dvx;              /* N, primal devex weights */
+    rk_lu *lu;
+    int lu_ok;
+    int need_refactor;
+    /* work */
+    double *rho, *alpha, *tau, *tmp, *arow;
+    int *cand, *bad_pos, *bad_row;
+    double *cand_r;
+    long iters;
+    int perturbed;
+    unsigned long long rng;
+    int solved_once;
+    double t0, time_limit;
+    long iter_limit_abs;
+    int verbose;
+    rk_lp_status last;
+};
+
+/* ----------------------------------------------------------- utilities */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double rnd01(rk_simplex *s) {
+    s->rng = s->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (double)(s->rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double pow2_round(double v) {
+    if (!(v > 0) || !isfinite(v)) return 1.0;
+    int e;
+    frexp(v, &e);
+    return ldexp(1.0, e - 1);
+}
+
+static inline int N_of(const rk_simplex *s) { return s->n + s->m; }
+
+static double nb_value(const rk_simplex *s, int j) {
+    switch (s->vst[j]) {
+    case VS_LB: return s->lb[j];
+    case VS_UB: return s->ub[j];
+    default: return 0.0;
+    }
+}
+
+/* make the nonbasic status of j consistent with its bounds */
+static void fix_status(rk_simplex *s, int j) {
+    if (s->vst[j] == VS_BASIC) return;
+    double l = s->lb[j], u = s->ub[j];
+    int st = s->vst[j];
+    if (st == VS_LB && !isfinite(l)) st = isfinite(u) ? VS_UB : VS_FREE;
+    else if (st == VS_UB && !isfinite(u)) st = isfinite(l) ? VS_LB : VS_FREE;
+    else if (st == VS_FREE) st = isfinite(l) ? VS_LB : (isfinite(u) ? VS_UB : VS_FREE);
+    if (st == VS_UB && l == u) st = VS_LB;
+    s->vst[j] = (signed char)st;
+    s->x[j] = nb_value(s, j);
+}
+
+/* y . a_j */
+static double col_dot(const rk_simplex *s, int j, const double *y) {
+    if (j >= s->n) return y[j - s->n];
+    double t = 0.0;
+    for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) t += s->Acv[p] * y[s->Aci[p]];
+    return t;
+}
+
+/* v += mult * a_j */
+static void col_axpy(const rk_simplex *s, int j, double mult, double *v) {
+    if (j >= s->n) { v[j - s->n] += mult; return; }
+    for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) v[s->Aci[p]] += mult * s->Acv[p];
+}
+
+/* ------------------------------------------------------------ factor */
+
+static int refactor(rk_simplex *s) {
+    int m = s->m, n = s->n;
+    for (int attempt = 0; attempt < 4; attempt++) {
+        long nnz = 0;
+        for (int p = 0; p < m; p++) {
+            int j = s->head[p];
+            nnz += j < n ? s->Acs[j + 1] - s->Acs[j] : 1;
+        }
+        long *bs = malloc((size_t)(m + 1) * sizeof *bs);
+        int *bi = malloc((size_t)(nnz ? nnz : 1) * sizeof *bi);
+        double *bv = malloc((size_t)(nnz ? nnz : 1) * sizeof *bv);
+        if (!bs || !bi || !bv) { free(bs); free(bi); free(bv); return -1; }
+        long w = 0;
+        for (int p = 0; p < m; p++) {
+            bs[p] = w;
+            int j = s->head[p];
+            if (j < n) {
+                for (long q = s->Acs[j]; q < s->Acs[j + 1]; q++) { bi[w] = s->Aci[q]; bv[w] = s->Acv[q]; w++; }
+            } else {
+                bi[w] = j - n; bv[w] = 1.0; w++;
+            }
+        }
+        bs[m] = w;
+        int r = rk_lu_factor(s->lu, m, bs, bi, bv, s->bad_pos, s->bad_row);
+        free(bs); free(bi); free(bv);
+        if (r < 0) return -1;
+        if (r == 0) { s->lu_ok = 1; s->need_refactor = 0; return 0; }
+        /* replace dependent columns by logicals of unpivoted rows */
+        for (int t = 0; t < r; t++) {
+            int p = s->bad_pos[t], row = s->bad_row[t];
+            int jo = s->head[p], jn = n + row;
+            s->bpos[jo] = -1;
+            s->vst[jo] = VS_LB;
+            fix_status(s, jo);
+            s->head[p] = jn;
+            s->bpos[jn] = p;
+            s->vst[jn] = VS_BASIC;
+            s->dse[p] = 1.0;
+        }
+        if (s->verbose) fprintf(stderr, "simplex: singular basis, %d columns replaced\n", r);
+    }
+    return -1;
+}
+
+static void compute_primal(rk_simplex *s) {
+    int m = s->m, N = N_of(s);
+    double *t = s->tmp;
+    for (int i = 0; i < m; i++) t[i] = 0.0;
+    for (int j = 0; j < N; j++) {
+        if (s->vst[j] == VS_BASIC) continue;
+        s->x[j] = nb_value(s, j);
+        if (s->x[j] != 0.0) col_axpy(s, j, -s->x[j], t);
+    }
+    rk_lu_ftran(s->lu, t);
+    for (int p = 0; p < m; p++) s->x[s->head[p]] = t[p];
+}
+
+static void compute_duals(rk_simplex *s) {
+    int m = s->m, N = N_of(s);
+    for (int p = 0; p < m; p++) s->y[p] = s->cw[s->head[p]];
+    rk_lu_btran(s->lu, s->y);
+    for (int j = 0; j < N; j++) s->d[j] = s->vst[j] == VS_BASIC ? 0.0 : s->cw[j] - col_dot(s, j, s->y);
+}
+
+/* pivot row: arow[j] = rho . a_j for all j (basic ones are garbage) */
+static void compute_row(rk_simplex *s, const double *rho) {
+    int n = s->n, m = s->m;
+    int nz = 0;
+    for (int i = 0; i < m; i++) nz += rho[i] != 0.0;
+    double *ar = s->arow;
+    if ((double)nz < 0.1 * m) {
+        for (int j = 0; j < n; j++) ar[j] = 0.0;
+        for (int i = 0; i < m; i++) {
+            double r = rho[i];
+            if (r == 0.0) continue;
+            for (long p = s->Ars[i]; p < s->Ars[i + 1]; p++) ar[s->Arj[p]] += r * s->Arv[p];
+        }
+    } else {
+        for (int j = 0; j < n; j++) ar[j] = s->vst[j] == VS_BASIC ? 0.0 : col_dot(s, j, rho);
+    }
+    for (int i = 0; i < m; i++) ar[n + i] = rho[i];
+}
+
+static double objective_internal(const rk_simplex *s, const double *cost) {
+    double o = 0.0;
+    int N = N_of(s);
+    for (int j = 0; j < N; j++)
+        if (cost[j] != 0.0) o += cost[j] * s->x[j];
+    return o;
+}
+
+static int limits_hit(rk_simplex *s) {
+    if (s->iter_limit_abs > 0 && s->iters >= s->iter_limit_abs) return LOOP_ITER;
+    if (s->time_limit > 0 && (s->iters & 15) == 0 && now_s() - s->t0 > s->time_limit) return LOOP_TIME;
+    return -1;
+}
+
+/* dual feasibility of nonbasic j under working costs */
+static int dual_infeasible(const rk_simplex *s, int j, double tol) {
+    double dj = s->d[j];
+    if (s->lb[j] == s->ub[j]) return 0;
+    switch (s->vst[j]) {
+    case VS_LB: return dj < -tol;
+    case VS_UB: return dj > tol;
+    case VS_FREE: return fabs(dj) > tol;
+    default: return 0;
+    }
+}
+
+/* put boxed nonbasic variables at the bound their reduced cost asks for;
+ * returns the number of flips */
+static int flip_to_dual_feasible(rk_simplex *s) {
+    int N = N_of(s), k = 0;
+    for (int j = 0; j < N; j++) {
+        if (s->vst[j] == VS_BASIC) continue;
+        if (!isfinite(s->lb[j]) || !isfinite(s->ub[j]) || s->lb[j] == s->ub[j]) continue;
+        if (s->vst[j] == VS_LB && s->d[j] < -DTOL) { s->vst[j] = VS_UB; k++; }
+        else if (s->vst[j] == VS_UB && s->d[j] > DTOL) { s->vst[j] = VS_LB; k++; }
+        else if (s->vst[j] == VS_FREE) { s->vst[j] = s->d[j] >= 0 ? VS_LB : VS_UB; k++; }
+        s->x[j] = nb_value(s, j);
+    }
+    return k;
+}
+
+static int count_dual_infeasible(const rk_simplex *s) {
+    int N = N_of(s), k = 0;
+    for (int j = 0; j < N; j++)
+        if (s->vst[j] != VS_BASIC && dual_infeasible(s, j, DTOL)) k++;
+    return k;
+}
+
+static double max_primal_infeasibility(const rk_simplex *s) {
+    double w = 0.0;
+    for (int p = 0; p < s->m; p++) {
+        int j = s->head[p];
+        double v = s->x[j];
+        if (v < s->lb[j] - w) w = s->lb[j] - v;
+        if (v > s->ub[j] + w) w = v - s->ub[j];
+    }
+    return w;
+}
+
+/* cost perturbation of the nonbasic structurals in the direction that keeps
+ * them dual feasible */
+static void perturb_costs(rk_simplex *s) {
+    int n = s->n;
+    double cmax = 0.0;
+    for (int j = 0; j < n; j++) cmax = fmax(cmax, fabs(s->c[j]));
+    double base = 5e-7 * (cmax < 1.0 ? 1.0 : (cmax > 1e3 ? 1e3 : cmax));
+    (void)base;
+    for (int j = 0; j < n; j++) {
+        if (s->vst[j] == VS_BASIC || s->lb[j] == s->ub[j]) continue;
+        double xi = (1e-7 + 5e-7 * fabs(s->c[j])) * (1.0 + rnd01(s));
+        if (s->vst[j] == VS_LB) { s->cw[j] += xi; s->d[j] += xi; }
+        else if (s->vst[j] == VS_UB) { s->cw[j] -= xi; s->d[j] -= xi; }
+    }
+    s->perturbed = 1;
+}
+
+static void remove_perturbation(rk_simplex *s) {
+    memcpy(s->cw, s->c, (size_t)N_of(s) * sizeof *s->cw);
+    s->perturbed = 0;
+}
+
+/* -------------------------------------------------------- dual simplex */
+
+static void basis_change(rk_simplex *s, int r, int q, int leave_status) {
+    int jr = s->head[r];
+    s->head[r] = q;
+    s->bpos[q] = r;
+    s->vst[q] = VS_BASIC;
+    s->bpos[jr] = -1;
+    s->vst[jr] = (signed char)leave_status;
+    if (s->lb[jr] == s->ub[jr]) s->vst[jr] = VS_LB;
+    int rc = rk_lu_update(s->lu, r, s->alpha);
+    if (rc != 0) s->need_refactor = 1;
+}
+
+static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
+    int m = s->m, n = s->n, N = n + m;
+    int fresh = 0, degenerate_run = 0;
+    for (;;) {
+        if (s->need_refactor || !s->lu_ok) {
+            if (refactor(s)) return LOOP_ERROR;
+            compute_primal(s);
+            compute_duals(s);
+            if (count_dual_infeasible(s) > 0) {
+                flip_to_dual_feasible(s);
+                compute_primal(s);
+                if (count_dual_infeasible(s) > 0) return LOOP_RESTART;
+            }
+            fresh = 1;
+        }
+        int lim = limits_hit(s);
+        if (lim >= 0) return lim;
+        if (isfinite(cutoff) && !s->perturbed && (s->iters % 4) == 0) {
+            double o = objective_internal(s, s->c);
+            if (o > cutoff + 1e-9 * fmax(1.0, fabs(cutoff))) return LOOP_CUTOFF;
+        }
+        /* CHUZR: dual steepest edge */
+        int r = -1;
+        double best = 0.0;
+        for (int p = 0; p < m; p++) {
+            int j = s->head[p];
+            double v = s->x[j], inf;
+            if (v < s->lb[j] - PTOL) inf = s->lb[j] - v;
+            else if (v > s->ub[j] + PTOL) inf = v - s->ub[j];
+            else continue;
+            double sc = inf * inf / s->dse[p];
+            if (sc > best) { best = sc; r = p; }
+        }
+        if (r < 0) {
+            if (!fresh) { s->need_refactor = 1; continue; }
+            return LOOP_OPTIMAL;
+        }
+        int jr = s->head[r];
+        int to_lower = s->x[jr] < s->lb[jr];
+        double bound = to_lower ? s->lb[jr] : s->ub[jr];
+        double sgn = to_lower ? -1.0 : 1.0;
+        /* pivot row */
+        double *rho = s->rho;
+        for (int i = 0; i < m; i++) rho[i] = 0.0;
+        rho[r] = 1.0;
+        rk_lu_btran(s->lu, rho);
+        compute_row(s, rho);
+        /* exact DSE weight of row r */
+        double wr = 0.0;
+        for (int i = 0; i < m; i++) wr += rho[i] * rho[i];
+        s->dse[r] = wr;
+        /* candidates */
+        int nc = 0;
+        double amax = 0.0;
+        for (int j = 0; j < N; j++) {
+            if (s->vst[j] == VS_BASIC || s->lb[j] == s->ub[j]) continue;
+            double a = sgn * s->arow[j];
+            if (fabs(a) > amax) amax = fabs(a);
+        }
+        double ptol_rel = PIVTOL * fmax(1.0, amax) * 1e-2 > PIVTOL ? PIVTOL * fmax(1.0, amax) * 1e-2 : PIVTOL;
+        for (int j = 0; j < N; j++) {
+            int st = s->vst[j];
+            if (st == VS_BASIC || s->lb[j] == s->ub[j]) continue;
+            double a = sgn * s->arow[j];
+            if (st == VS_LB) { if (a <= ptol_rel) continue; }
+            else if (st == VS_UB) { if (a >= -ptol_rel) continue; }
+            else { if (fabs(a) <= ptol_rel) continue; }
+            s->cand[nc++] = j;
+        }
+        double slope = fabs(s->x[jr] - bound);
+        int q = -1;
+        int nflip = 0;
+        int *flips = s->bad_row; /* reuse as a list */
+        int left = nc;
+        while (left > 0) {
+            double tmax = INFINITY;
+            for (int k = 0; k < left; k++) {
+                int j = s->cand[k];
+                double a = sgn * s->arow[j];
+                double h = a > 0 ? (s->d[j] + DTOL) / a : (s->d[j] - DTOL) / a;
+                if (h < tmax) tmax = h;
+            }
+            /* block: candidates with ratio <= tmax */
+            double bmax = 0.0, red = 0.0;
+            int bq = -1;
+            for (int k = 0; k < left; k++) {
+                int j = s->cand[k];
+                double a = sgn * s->arow[j];
+                double rt = s->d[j] / a;
+                if (rt > tmax) continue;
+                if (fabs(a) > bmax) { bmax = fabs(a); bq = j; }
+                double range = s->ub[j] - s->lb[j];
+                red += fabs(a) * range;
+            }
+            if (bq < 0) break;
+            if (isfinite(red) && slope - red > 0) {
+                /* pass the whole block: flip its members */
+                int w = 0;
+                for (int k = 0; k < left; k++) {
+                    int j = s->cand[k];
+                    double a = sgn * s->arow[j];
+                    if (s->d[j] / a <= tmax) flips[nflip++] = j;
+                    else s->cand[w++] = j;
+                }
+                left = w;
+                slope -= red;
+                continue;
+            }
+            q = bq;
+            break;
+        }
+        if (q < 0) {
+            if (nflip > 0 && left == 0) {
+                /* everything flipped and still infeasible */
+            }
+            if (!fresh) { s->need_refactor = 1; continue; }
+            return LOOP_INFEASIBLE;
+        }
+        /* FTRAN entering column */
+        double *alpha = s->alpha;
+        for (int i = 0; i < m; i++) alpha[i] = 0.0;
+        col_axpy(s, q, 1.0, alpha);
+        rk_lu_ftran(s->lu, alpha);
+        double arq = alpha[r];
+        if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
+            if (!fresh) { s->need_refactor = 1; continue; }
+            if (fabs(arq) < 1e-11) return LOOP_ERROR;
+        }
+        fresh = 0;
+        /* dual step (with cost shifting when d_q has the wrong sign) */
+        double aq = sgn * s->arow[q];
+        double thd = s->d[q] / aq;
+        if (thd < 0) {
+            s->cw[q] -= s->d[q];
+            s->d[q] = 0.0;
+            s->perturbed = 1;
+            thd = 0.0;
+        }
+        if (thd == 0.0) degenerate_run++; else degenerate_run = 0;
+        double t = sgn * thd;
+        if (t != 0.0)
+            for (int j = 0; j < N; j++)
+                if (s->vst[j] != VS_BASIC) s->d[j] -= t * s->arow[j];
+        /* bound flips */
+        if (nflip > 0) {
+            double *tt = s->tmp;
+            for (int i = 0; i < m; i++) tt[i] = 0.0;
+            for (int k = 0; k < nflip; k++) {
+                int j = flips[k];
+                double old = s->x[j];
+                s->vst[j] = s->vst[j] == VS_LB ? VS_UB : VS_LB;
+                s->x[j] = nb_value(s, j);
+                col_axpy(s, j, s->x[j] - old, tt);
+            }
+            rk_lu_ftran(s->lu, tt);
+            for (int p = 0; p < m; p++) s->x[s->head[p]] -= tt[p];
+        }
+        /* DSE: tau = B^-1 rho */
+        double *tau = s->tau;
+        memcpy(tau, rho, (size_t)m * sizeof *tau);
+        rk_lu_ftran(s->lu, tau);
+        /* primal step */
+        double thp = (s->x[jr] - bound) / arq;
+        for (int p = 0; p < m; p++)
+            if (alpha[p] != 0.0) s->x[s->head[p]] -= thp * alpha[p];
+        s->x[q] += thp;
+        s->x[jr] = bound;
+        /* DSE weights */
+        for (int p = 0; p < m; p++) {
+            if (p == r || alpha[p] == 0.0) continue;
+            double ratio = alpha[p] / arq;
+            double w = s->dse[p] - 2.0 * ratio * tau[p] + ratio * ratio * wr;
+            s->dse[p] = fmax(w, 1e-6 + ratio * ratio);
+        }
+        s->dse[r] = fmax(wr / (arq * arq), 1e-6);
+        s->d[jr] = -t;
+        s->d[q] = 0.0;
+        basis_change(s, r, q, to_lower ? VS_LB : VS_UB);
+        s->iters++;
+        if (allow_perturb && !s->perturbed && degenerate_run > 30) perturb_costs(s);
+        if (s->verbose && s->iters % 1000 == 0)
+            fprintf(stderr, "dual %ld obj %.10g\n", s->iters, objective_internal(s, s->c));
+    }
+}
+
+/* ------------------------------------------------------ primal simplex */
+
+static int primal_loop(rk_simplex *s) {
+    int m = s->m, n = s->n, N = n + m;
+    int fresh = 0;
+    int phase = 0; /* 1 or 2; 0 unknown */
+    for (int j = 0; j < N; j++) s->dvx[j] = 1.0;
+    for (;;) {
+        if (s->need_refactor || !s->lu_ok) {
+            if (refactor(s)) return LOOP_ERROR;
+            compute_primal(s);
+            fresh = 1;
+            phase = 0;
+        }
+        int lim = limits_hit(s);
+        if (lim >= 0) return lim;
+        /* phase */
+        int infeas = 0;
+        for (int p = 0; p < m; p++) {
+            int j = s->head[p];
+            if (s->x[j] < s->lb[j] - PTOL || s->x[j] > s->ub[j] + PTOL) { infeas = 1; break; }
+        }
+        if (infeas) {
+            double *yy = s->y;
+            for (int p = 0; p < m; p++) {
+                int j = s->head[p];
+                yy[p] = s->x[j] < s->lb[j] - PTOL ? -1.0 : (s->x[j] > s->ub[j] + PTOL ? 1.0 : 0.0);
+            }
+            rk_lu_btran(s->lu, yy);
+            for (int j = 0; j < N; j++) s->d[j] = s->vst[j] == VS_BASIC ? 0.0 : -col_dot(s, j, yy);
+            phase = 1;
+        } else if (phase != 2) {
+            compute_duals(s);
+            phase = 2;
+        }
+        /* pricing (Devex) */
+        int q = -1;
+        double best = 0.0;
+        for (int j = 0; j < N; j++) {
+            if (s->vst[j] == VS_BASIC) continue;
+            if (!dual_infeasible(s, j, DTOL)) continue;
+            double sc = s->d[j] * s->d[j] / s->dvx[j];
+            if (sc > best) { best = sc; q = j; }
+        }
+        if (q < 0) {
+            if (!fresh) { s->need_refactor = 1; continue; }
+            return phase == 1 ? LOOP_INFEASIBLE : LOOP_OPTIMAL;
+        }
+        double dir = s->d[q] < 0 ? 1.0 : -1.0;
+        double *alpha = s->alpha;
+        for (int i = 0; i < m; i++) alpha[i] = 0.0;
+        col_axpy(s, q, 1.0, alpha);
+        rk_lu_ftran(s->lu, alpha);
+        /* Harris ratio test: x_B(t) = x_B - dir t alpha */
+        double tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
+        for (int p = 0; p < m; p++) {
+            double a = dir * alpha[p];
+            if (fabs(a) < PIVTOL) continue;
+            int j = s->head[p];
+            double v = s->x[j], h;
+            if (a > 0) { /* decreasing */
+                if (v > s->ub[j] + PTOL) h = (v - s->ub[j] + PTOL) / a;
+                else if (v >= s->lb[j] - PTOL) h = (v - s->lb[j] + PTOL) / a;
+                else continue;
+            } else {
+                if (v < s->lb[j] - PTOL) h = (v - s->lb[j] - PTOL) / a;
+                else if (v <= s->ub[j] + PTOL) h = (v - s->ub[j] - PTOL) / a;
+                else continue;
+            }
+            if (h < tmax) tmax = h;
+        }
+        int r = -1;
+        double bmax = 0.0, theta = 0.0;
+        int leave_st = VS_LB;
+        for (int p = 0; p < m; p++) {
+            double a = dir * alpha[p];
+            if (fabs(a) < PIVTOL) continue;
+            int j = s->head[p];
+            double v = s->x[j], rt, bnd;
+            int st;
+            if (a > 0) {
+                if (v > s->ub[j] + PTOL) { bnd = s->ub[j]; st = VS_UB; }
+                else if (v >= s->lb[j] - PTOL) { bnd = s->lb[j]; st = VS_LB; }
+                else continue;
+            } else {
+                if (v < s->lb[j] - PTOL) { bnd = s->lb[j]; st = VS_LB; }
+                else if (v <= s->ub[j] + PTOL) { bnd = s->ub[j]; st = VS_UB; }
+                else continue;
+            }
+            if (!isfinite(bnd)) continue;
+            rt = (v - bnd) / a;
+            if (rt <= tmax && fabs(a) > bmax) {
+                bmax = fabs(a); r = p; theta = rt; leave_st = st;
+            }
+        }
+        if (r < 0) {
+            if (isfinite(tmax) && tmax == s->ub[q] - s->lb[q]) {
+                /* bound flip of q */
+                double step = dir * tmax;
+                s->vst[q] = s->vst[q] == VS_LB ? VS_UB : VS_LB;
+                s->x[q] = nb_value(s, q);
+                for (int p = 0; p < m; p++)
+                    if (alpha[p] != 0.0) s->x[s->head[p]] -= step * alpha[p];
+                s->iters++;
+                if (phase == 2) { /* duals unchanged */ }
+                continue;
+            }
+            if (!fresh) { s->need_refactor = 1; continue; }
+            if (phase == 2) return LOOP_UNBOUNDED;
+            return LOOP_ERROR;
+        }
+        if (theta < 0) theta = 0;
+        fresh = 0;
+        int jr = s->head[r];
+        double arq = alpha[r];
+        /* pivot row for duals and devex */
+        double *rho = s->rho;
+        for (int i = 0; i < m; i++) rho[i] = 0.0;
+        rho[r] = 1.0;
+        rk_lu_btran(s->lu, rho);
+        compute_row(s, rho);
+        /* primal update */
+        double step = dir * theta;
+        for (int p = 0; p < m; p++)
+            if (alpha[p] != 0.0) s->x[s->head[p]] -= step * alpha[p];
+        s->x[q] += step;
+        s->x[jr] = leave_st == VS_LB ? s->lb[jr] : s->ub[jr];
+        /* duals (phase 2) */
+        if (phase == 2) {
+            double thd = s->d[q] / arq;
+            for (int j = 0; j < N; j++)
+                if (s->vst[j] != VS_BASIC) s->d[j] -= thd * s->arow[j];
+            s->d[jr] = -thd;
+            s->d[q] = 0.0;
+        }
+        /* devex */
+        double wq = s->dvx[q];
+        for (int j = 0; j < N; j++) {
+            if (s->vst[j] == VS_BASIC || s->arow[j] == 0.0) continue;
+            double ratio = s->arow[j] / arq;
+            double w = ratio * ratio * wq;
+            if (w > s->dvx[j]) s->dvx[j] = w;
+        }
+        s->dvx[jr] = fmax(wq / (arq * arq), 1.0);
+        basis_change(s, r, q, leave_st);
+        s->iters++;
+        if (s->verbose && s->iters % 1000 == 0)
+            fprintf(stderr, "primal %ld phase %d obj %.10g\n", s->iters, phase, objective_internal(s, s->c));
+    }
+}
+
+/* ----------------------------------------------------- dual phase 1 */
+
+/* Solve the auxiliary problem where every bound is replaced by a box
+ * ([0,0] for boxed/fixed, [0,1] lower-only, [-1,0] upper-only, [-1000,1000]
+ * free).  Returns 1 when the final basis is dual feasible for the true
+ * bounds, 0 when not (the LP is dual infeasible), <0 on limits/error
+ * (negated LOOP_ code - 1). */
+static int dual_phase1(rk_simplex *s) {
+    int N = N_of(s);
+    double *slb = malloc((size_t)N * sizeof *slb), *sub = malloc((size_t)N * sizeof *sub);
+    if (!slb || !sub) { free(slb); free(sub); return -1 - LOOP_ERROR; }
+    memcpy(slb, s->lb, (size_t)N * sizeof *slb);
+    memcpy(sub, s->ub, (size_t)N * sizeof *sub);
+    for (int j = 0; j < N; j++) {
+        int fl = isfinite(slb[j]), fu = isfinite(sub[j]);
+        if (fl && fu) { s->lb[j] = 0; s->ub[j] = 0; }
+        else if (fl) { s->lb[j] = 0; s->ub[j] = 1; }
+        else if (fu) { s->lb[j] = -1; s->ub[j] = 0; }
+        else { s->lb[j] = -1000; s->ub[j] = 1000; }
+        if (s->vst[j] != VS_BASIC) s->vst[j] = s->d[j] >= 0 ? VS_LB : VS_UB;
+        if (s->vst[j] == VS_UB && s->lb[j] == s->ub[j]) s->vst[j] = VS_LB;
+    }
+    compute_primal(s);
+    int rc = dual_loop(s, INFINITY, 0);
+    memcpy(s->lb, slb, (size_t)N * sizeof *slb);
+    memcpy(s->ub, sub, (size_t)N * sizeof *sub);
+    free(slb);
+    free(sub);
+    for (int j = 0; j < N; j++) {
+        if (s->vst[j] == VS_BASIC) continue;
+        int fl = isfinite(s->lb[j]), fu = isfinite(s->ub[j]);
+        if (fl && fu) s->vst[j] = s->d[j] >= 0 ? VS_LB : VS_UB;
+        else if (fl) s->vst[j] = VS_LB;
+        else if (fu) s->vst[j] = VS_UB;
+        else s->vst[j] = VS_FREE;
+        fix_status(s, j);
+    }
+    compute_primal(s);
+    if (rc != LOOP_OPTIMAL && rc != LOOP_INFEASIBLE) return -1 - rc;
+    return count_dual_infeasible(s) == 0 ? 1 : 0;
+}
+
+/* ------------------------------------------------------------- public */
+
+void rk_simplex_opts_default(rk_simplex_opts *o) {
+    o->iter_limit = 0;
+    o->time_limit = 0;
+    o->cutoff = INFINITY;
+    o->verbose = 0;
+}
+
+static int alloc_arrays(rk_simplex *s, int n, int m) {
+    int N = n + m;
+    size_t Nz = (size_t)(N ? N : 1), mz = (size_t)(m ? m : 1);
+#define AL(p, k) do { void *q_ = realloc((p), (k) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
+    AL(s->c, Nz); AL(s->cw, Nz); AL(s->lb, Nz); AL(s->ub, Nz);
+    AL(s->bpos, Nz); AL(s->vst, Nz); AL(s->x, Nz); AL(s->d, Nz); AL(s->dvx, Nz); AL(s->arow, Nz);
+    AL(s->cand, Nz); AL(s->cand_r, Nz);
+    AL(s->head, mz); AL(s->y, mz); AL(s->dse, mz); AL(s->rho, mz); AL(s->alpha, mz); AL(s->tau, mz);
+    AL(s->tmp, mz); AL(s->rs, mz);
+    AL(s->bad_pos, Nz); AL(s->bad_row, Nz);
+#undef AL
+    return 0;
+}
+
+static int build_rowwise(rk_simplex *s) {
+    int n = s->n, m = s->m;
+    long nnz = s->Acs[n];
+    free(s->Ars); free(s->Arj); free(s->Arv);
+    s->Ars = calloc((size_t)m + 1, sizeof *s->Ars);
+    s->Arj = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arj);
+    s->Arv = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arv);
+    if (!s->Ars || !s->Arj || !s->Arv) return -1;
+    for (long p = 0; p < nnz; p++) s->Ars[s->Aci[p] + 1]++;
+    for (int i = 0; i < m; i++) s->Ars[i + 1] += s->Ars[i];
+    long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
+    if (!fill) return -1;
+    memcpy(fill, s->Ars, (size_t)m * sizeof *fill);
+    for (int j = 0; j < n; j++)
+        for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) {
+            long d = fill[s->Aci[p]]++;
+            s->Arj[d] = j;
+            s->Arv[d] = s->Acv[p];
+        }
+    free(fill);
+    return 0;
+}
+
+static void scale_matrix(rk_simplex *s) {
+    int n = s->n, m = s->m;
+    double *rmin = malloc((size_t)(m ? m : 1) * sizeof *rmin);
+    double *rmax = malloc((size_t)(m ? m : 1) * sizeof *rmax);
+    if (!rmin || !rmax) { free(rmin); free(rmax); return; }
+    for (int i = 0; i < m; i++) s->rs[i] = 1.0;
+    for (int j = 0; j < n; j++) s->cs[j] = 1.0;
+    for (int pass = 0; pass < 6; pass++) {
+        for (int i = 0; i < m; i++) { rmin[i] = INFINITY; rmax[i] = 0.0; }
+        for (int j = 0; j < n; j++)
+            for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) {
+                double v = fabs(s->Acv[p]) * s->cs[j];
+                int i = s->Aci[p];
+                if (v < rmin[i]) rmin[i] = v;
+                if (v > rmax[i]) rmax[i] = v;
+            }
+        for (int i = 0; i < m; i++) s->rs[i] = rmax[i] > 0 ? 1.0 / sqrt(rmin[i] * rmax[i]) : 1.0;
+        for (int j = 0; j < n; j++) {
+            double lo = INFINITY, hi = 0.0;
+            for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) {
+                double v = fabs(s->Acv[p]) * s->rs[s->Aci[p]];
+                if (v < lo) lo = v;
+                if (v > hi) hi = v;
+            }
+            s->cs[j] = hi > 0 ? 1.0 / sqrt(lo * hi) : 1.0;
+        }
+    }
+    /* equilibrate columns: max |a| = 1 */
+    for (int j = 0; j < n; j++) {
+        double hi = 0.0;
+        for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) hi = fmax(hi, fabs(s->Acv[p]) * s->rs[s->Aci[p]]);
+        if (hi > 0) s->cs[j] = 1.0 / hi;
+    }
+    for (int i = 0; i < m; i++) s->rs[i] = pow2_round(s->rs[i]);
+    for (int j = 0; j < n; j++) s->cs[j] = pow2_round(s->cs[j]);
+    for (int j = 0; j < n; j++)
+        for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) s->Acv[p] *= s->rs[s->Aci[p]] * s->cs[j];
+    free(rmin);
+    free(rmax);
+}
+
+rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
+    rk_lp_csc A;
+    if (rk_lp_matrix(lp, &A)) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
+    rk_simplex *s = calloc(1, sizeof *s);
+    if (!s) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
+    int n = lp->n, m = lp->m;
+    s->n = n;
+    s->m = m;
+    s->rng = 0x9E3779B97F4A7C15ULL;
+    s->lu = rk_lu_new();
+    s->Acs = malloc((size_t)(n + 1) * sizeof *s->Acs);
+    s->Aci = malloc((size_t)(A.nnz ? A.nnz : 1) * sizeof *s->Aci);
+    s->Acv = malloc((size_t)(A.nnz ? A.nnz : 1) * sizeof *s->Acv);
+    s->cs = malloc((size_t)(n ? n : 1) * sizeof *s->cs);
+    s->olb = malloc((size_t)(n ? n : 1) * sizeof *s->olb);
+    s->oub = malloc((size_t)(n ? n : 1) * sizeof *s->oub);
+    s->oc = malloc((size_t)(n ? n : 1) * sizeof *s->oc);
+    if (!s->lu || !s->Acs || !s->Aci || !s->Acv || !s->cs || !s->olb || !s->oub || !s->oc ||
+        alloc_arrays(s, n, m)) {
+        rk_simplex_free(s);
+        rk_fail(err, RK_ENOMEM, "simplex: out of memory");
+        return NULL;
+    }
+    memcpy(s->Acs, A.start, (size_t)(n + 1) * sizeof *s->Acs);
+    memcpy(s->Aci, A.index, (size_t)A.nnz * sizeof *s->Aci);
+    memcpy(s->Acv, A.value, (size_t)A.nnz * sizeof *s->Acv);
+    scale_matrix(s);
+    if (build_rowwise(s)) {
+        rk_simplex_free(s);
+        rk_fail(err, RK_ENOMEM, "simplex: out of memory");
+        return NULL;
+    }
+    s->sense = lp->maximize ? -1.0 : 1.0;
+    s->c0 = lp->obj_const;
+    for (int j = 0; j < n; j++) {
+        s->oc[j] = lp->obj[j];
+        s->olb[j] = lp->col_lb[j];
+        s->oub[j] = lp->col_ub[j];
+        s->c[j] = s->sense * lp->obj[j] * s->cs[j];
+        s->lb[j] = lp->col_lb[j] / s->cs[j];
+        s->ub[j] = lp->col_ub[j] / s->cs[j];
+        s->vst[j] = VS_LB;
+        s->bpos[j] = -1;
+    }
+    for (int i = 0; i < m; i++) {
+        int j = n + i;
+        s->c[j] = 0.0;
+        s->lb[j] = -lp->row_ub[i] * s->rs[i];
+        s->ub[j] = -lp->row_lb[i] * s->rs[i];
+        s->vst[j] = VS_BASIC;
+        s->bpos[j] = i;
+        s->head[i] = j;
+        s->dse[i] = 1.0;
+    }
+    memcpy(s->cw, s->c, (size_t)(n + m) * sizeof *s->cw);
+    for (int j = 0; j < n; j++) fix_status(s, j);
+    for (int j = 0; j < n + m; j++) s->dvx[j] = 1.0;
+    s->last = RK_LP_ERROR;
+    return s;
+}
+
+void rk_simplex_free(rk_simplex *s) {
+    if (!s) return;
+    free(s->Acs); free(s->Aci); free(s->Acv);
+    free(s->Ars); free(s->Arj); free(s->Arv);
+    free(s->cs); free(s->rs); free(s->c); free(s->cw); free(s->lb); free(s->ub);
+    free(s->olb); free(s->oub); free(s->oc);
+    free(s->head); free(s->bpos); free(s->vst); free(s->x); free(s->d); free(s->y);
+    free(s->dse); free(s->dvx);
+    free(s->rho); free(s->alpha); free(s->tau); free(s->tmp); free(s->arow);
+    free(s->cand); free(s->cand_r); free(s->bad_pos); free(s->bad_row);
+    rk_lu_free(s->lu);
+    free(s);
+}
+
+int rk_simplex_num_cols(const rk_simplex *s) { return s->n; }
+int rk_simplex_num_rows(const rk_simplex *s) { return s->m; }
+
+void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub) {
+    s->olb[j] = lb;
+    s->oub[j] = ub;
+    s->lb[j] = lb / s->cs[j];
+    s->ub[j] = ub / s->cs[j];
+    if (s->vst[j] != VS_BASIC) fix_status(s, j);
+}
+
+void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub) {
+    if (lb) *lb = s->olb[j];
+    if (ub) *ub = s->oub[j];
+}
+
+static rk_lp_status map_loop(int rc) {
+    switch (rc) {
+    case LOOP_OPTIMAL: return RK_LP_OPTIMAL;
+    case LOOP_INFEASIBLE: return RK_LP_INFEASIBLE;
+    case LOOP_UNBOUNDED: return RK_LP_UNBOUNDED;
+    case LOOP_ITER: return RK_LP_ITER_LIMIT;
+    case LOOP_TIME: return RK_LP_TIME_LIMIT;
+    case LOOP_CUTOFF: return RK_LP_CUTOFF;
+    default: return RK_LP_ERROR;
+    }
+}
+
+rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
+    rk_simplex_opts def;
+    if (!o) { rk_simplex_opts_default(&def); o = &def; }
+    s->t0 = now_s();
+    s->time_limit = o->time_limit;
+    s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
+    s->verbose = o->verbose;
+    int cold = !s->solved_once;
+    s->solved_once = 1;
+    remove_perturbation(s);
+    int N = N_of(s);
+    for (int j = 0; j < N; j++) fix_status(s, j);
+    int rc = LOOP_ERROR;
+    for (int attempt = 0; attempt < 6; attempt++) {
+        if (!s->lu_ok || s->need_refactor)
+            if (refactor(s)) { rc = LOOP_ERROR; break; }
+        compute_primal(s);
+        compute_duals(s);
+        int nflip = 0;
+        {
+            /* would flipping make it dual feasible? */
+            int bad = 0;
+            for (int j = 0; j < N; j++) {
+                if (s->vst[j] == VS_BASIC || !dual_infeasible(s, j, DTOL)) continue;
+                if (isfinite(s->lb[j]) && isfinite(s->ub[j])) continue;
+                bad++;
+            }
+            if (bad == 0) {
+                nflip = flip_to_dual_feasible(s);
+                if (nflip) compute_primal(s);
+                if (cold && attempt == 0 && s->m > 0) perturb_costs(s);
+                rc = dual_loop(s, s->perturbed ? INFINITY : o->cutoff, 1);
+            } else if (max_primal_infeasibility(s) <= PTOL) {
+                rc = primal_loop(s);
+            } else {
+                int p1 = dual_phase1(s);
+                if (p1 < 0) { rc = -1 - p1; if (rc == LOOP_ERROR) rc = LOOP_RESTART; }
+                else if (p1 == 0) rc = primal_loop(s);
+                else rc = LOOP_RESTART;
+            }
+        }
+        if (rc == LOOP_RESTART) continue;
+        if (rc == LOOP_OPTIMAL || rc == LOOP_CUTOFF) {
+            if (s->perturbed) {
+                remove_perturbation(s);
+                compute_duals(s);
+                if (count_dual_infeasible(s) > 0) {
+                    rc = primal_loop(s);
+                    if (rc != LOOP_OPTIMAL) break;
+                } else if (rc == LOOP_CUTOFF) {
+                    break;
+                }
+            }
+            if (rc == LOOP_CUTOFF) break;
+            /* verify from a fresh factorization */
+            if (refactor(s)) { rc = LOOP_ERROR; break; }
+            compute_primal(s);
+            compute_duals(s);
+            if (max_primal_infeasibility(s) <= 10 * PTOL && count_dual_infeasible(s) == 0) break;
+            if (s->verbose) fprintf(stderr, "simplex: verification failed, continuing\n");
+            rc = LOOP_ERROR;
+            continue;
+        }
+        break;
+    }
+    if (rc == LOOP_OPTIMAL) {
+        remove_perturbation(s);
+    }
+    s->last = map_loop(rc);
+    return s->last;
+}
+
+double rk_simplex_objective(const rk_simplex *s) {
+    double o = s->c0;
+    for (int j = 0; j < s->n; j++) o += s->oc[j] * s->x[j] * s->cs[j];
+    return o;
+}
+
+void rk_simplex_get_x(const rk_simplex *s, double *x) {
+    for (int j = 0; j < s->n; j++) x[j] = s->x[j] * s->cs[j];
+}
+
+void rk_simplex_get_reduced_costs(const rk_simplex *s, double *d) {
+    for (int j = 0; j < s->n; j++) d[j] = s->vst[j] == VS_BASIC ? 0.0 : s->sense * s->d[j] / s->cs[j];
+}
+
+void rk_simplex_get_row_activity(const rk_simplex *s, double *ax) {
+    for (int i = 0; i < s->m; i++) ax[i] = -s->x[s->n + i] / s->rs[i];
+}
+
+void rk_simplex_get_duals(const rk_simplex *s, double *y) {
+    for (int i = 0; i < s->m; i++) y[i] = s->sense * s->y[i] * s->rs[i];
+}
+
+rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b) {
+    b->n = s->n;
+    b->m = s->m;
+    b->col = malloc((size_t)(s->n ? s->n : 1));
+    b->row = malloc((size_t)(s->m ? s->m : 1));
+    if (!b->col || !b->row) { free(b->col); free(b->row); b->col = b->row = NULL; return RK_ENOMEM; }
+    for (int j = 0; j < s->n; j++) b->col[j] = s->vst[j];
+    for (int i = 0; i < s->m; i++) {
+        int st = s->vst[s->n + i];
+        b->row[i] = (signed char)(st == VS_LB ? 2 : st == VS_UB ? 1 : st);
+    }
+    return RK_OK;
+}
+
+rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
+    if (b->n != s->n || b->m != s->m) return RK_EINPUT;
+    int nb = 0;
+    for (int j = 0; j < s->n; j++) nb += b->col[j] == 0;
+    for (int i = 0; i < s->m; i++) nb += b->row[i] == 0;
+    if (nb != s->m) return RK_EINPUT;
+    /* same basic set: keep the factorization and the pricing weights */
+    int same = 1;
+    for (int j = 0; j < s->n + s->m && same; j++) {
+        int st = j < s->n ? b->col[j] : b->row[j - s->n];
+        same = (st == 0) == (s->vst[j] == VS_BASIC);
+    }
+    if (same) {
+        for (int j = 0; j < s->n + s->m; j++) {
+            if (s->vst[j] == VS_BASIC) continue;
+            int st = j < s->n ? b->col[j] : b->row[j - s->n];
+            if (j >= s->n && st > 0 && st < 3) st = st == 1 ? VS_UB : VS_LB;
+            if (st < 1 || st > 3) st = VS_LB;
+            s->vst[j] = (signed char)st;
+            fix_status(s, j);
+        }
+        s->solved_once = 1;
+        return RK_OK;
+    }
+    int p = 0;
+    for (int j = 0; j < s->n + s->m; j++) {
+        int st = j < s->n ? b->col[j] : b->row[j - s->n];
+        if (j >= s->n && st > 0 && st < 3) st = st == 1 ? VS_UB : VS_LB;
+        if (st < 0 || st > 3) st = VS_LB;
+        s->vst[j] = (signed char)st;
+        if (st == VS_BASIC) {
+            s->head[p] = j;
+            s->bpos[j] = p;
+            s->dse[p] = 1.0;
+            p++;
+        } else {
+            s->bpos[j] = -1;
+            fix_status(s, j);
+        }
+    }
+    s->lu_ok = 0;
+    s->solved_once = 1;
+    return RK_OK;
+}
+
+void rk_basis_free(rk_basis *b) {
+    if (!b) return;
+    free(b->col);
+    free(b->row);
+    b->col = b->row = NULL;
+}
+
+long rk_simplex_iterations(const rk_simplex *s) { return s->iters; }
+
+rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const double *ub,
+                              const int *start, const int *idx, const double *val) {
+    if (nrows <= 0) return RK_OK;
+    int n = s->n, m0 = s->m, m1 = m0 + nrows;
+    long add = start[nrows] - start[0];
+    for (long p = start[0]; p < start[nrows]; p++)
+        if (idx[p] < 0 || idx[p] >= n) return RK_EINPUT;
+    /* save N-indexed data (logicals shift nothing: they are appended) */
+    if (alloc_arrays(s, n, m1)) return RK_ENOMEM;
+    /* new row scales */
+    for (int k = 0; k < nrows; k++) {
+        double hi = 0.0;
+        for (int p = start[k]; p < start[k + 1]; p++) hi = fmax(hi, fabs(val[p] * s->cs[idx[p]]));
+        s->rs[m0 + k] = hi > 0 ? pow2_round(1.0 / hi) : 1.0;
+    }
+    /* rebuild CSC with the new entries */
+    long nnz0 = s->Acs[n];
+    long *ns = calloc((size_t)n + 1, sizeof *ns);
+    int *ni = malloc((size_t)(nnz0 + add + 1) * sizeof *ni);
+    double *nv = malloc((size_t)(nnz0 + add + 1) * sizeof *nv);
+    if (!ns || !ni || !nv) { free(ns); free(ni); free(nv); return RK_ENOMEM; }
+    for (int j = 0; j < n; j++) ns[j + 1] = s->Acs[j + 1] - s->Acs[j];
+    for (int k = 0; k < nrows; k++)
+        for (int p = start[k]; p < start[k + 1]; p++) ns[idx[p] + 1]++;
+    for (int j = 0; j < n; j++) ns[j + 1] += ns[j];
+    long *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+    if (!fill) { free(ns); free(ni); free(nv); return RK_ENOMEM; }
+    for (int j = 0; j < n; j++) {
+        fill[j] = ns[j];
+        for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) { ni[fill[j]] = s->Aci[p]; nv[fill[j]] = s->Acv[p]; fill[j]++; }
+    }
+    for (int k = 0; k < nrows; k++)
+        for (int p = start[k]; p < start[k + 1]; p++) {
+            int j = idx[p];
+            if (val[p] == 0.0) continue;
+            ni[fill[j]] = m0 + k;
+            nv[fill[j]] = val[p] * s->cs[j] * s->rs[m0 + k];
+            fill[j]++;
+        }
+    /* compact (zeros skipped leave holes) */
+    long w = 0;
+    for (int j = 0; j < n; j++) {
+        long b = ns[j], e = fill[j];
+        ns[j] = w;
+        for (long p = b; p < e; p++) { ni[w] = ni[p]; nv[w] = nv[p]; w++; }
+    }
+    ns[n] = w;
+    free(fill);
+    free(s->Acs); free(s->Aci); free(s->Acv);
+    s->Acs = ns; s->Aci = ni; s->Acv = nv;
+    s->m = m1;
+    if (build_rowwise(s)) return RK_ENOMEM;
+    for (int k = 0; k < nrows; k++) {
+        int i = m0 + k, j = n + i;
+        s->c[j] = 0.0;
+        s->cw[j] = 0.0;
+        s->lb[j] = -ub[k] * s->rs[i];
+        s->ub[j] = -lb[k] * s->rs[i];
+        s->vst[j] = VS_BASIC;
+        s->bpos[j] = i;
+        s->head[i] = j;
+        s->dse[i] = 1.0;
+        s->dvx[j] = 1.0;
+        s->x[j] = 0.0;
+        s->d[j] = 0.0;
+    }
+    s->lu_ok = 0;
+    return RK_OK;
+}

@@ -1,0 +1,90 @@
+/* simplex.h — internal LP engine of src/ilp: bounded dual and primal simplex
+ * on a scaled working copy of an rk_lp, with a sparse LU of the basis.
+ * Used by the LP-only solve (lp_solve.c) and by branch-and-bound (bb.c).
+ *
+ * Reentrant: every rk_simplex owns all its state; several may be solved at
+ * once from different threads (the source rk_lp is only read). */
+#ifndef RK_SIMPLEX_H
+#define RK_SIMPLEX_H
+
+#include "rk_milp.h"
+
+typedef struct rk_simplex rk_simplex; /* working copy of the LP (scaled), basis, LU */
+
+typedef enum {
+    RK_LP_OPTIMAL,
+    RK_LP_INFEASIBLE,
+    RK_LP_UNBOUNDED,
+    RK_LP_ITER_LIMIT,
+    RK_LP_TIME_LIMIT,
+    RK_LP_CUTOFF,
+    RK_LP_ERROR
+} rk_lp_status;
+
+typedef struct {
+    long iter_limit;    /* <= 0: none */
+    double time_limit;  /* seconds, <= 0: none */
+    /* The dual simplex stops with RK_LP_CUTOFF once the (minimization)
+     * objective provably exceeds cutoff; +INFINITY = none.  For a maximize
+     * problem the objective here is the negated one. */
+    double cutoff;
+    int verbose;        /* log to stderr */
+} rk_simplex_opts;
+
+void rk_simplex_opts_default(rk_simplex_opts *o);
+
+/* Copy lp into a new engine (minimization internally; a maximize problem is
+ * negated).  Starts from the slack basis.  NULL with err filled on failure. */
+rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err);
+void rk_simplex_free(rk_simplex *s);
+int rk_simplex_num_cols(const rk_simplex *s);
+int rk_simplex_num_rows(const rk_simplex *s);
+
+/* Column bounds in original index and units (the basis is kept: the next
+ * solve is a warm start). */
+void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub);
+void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub);
+
+/* Solve from the current basis: dual simplex when the basis is dual feasible
+ * (e.g. after bound changes), primal simplex when it is primal feasible,
+ * otherwise a dual phase 1 first.  The first solve starts from the slack
+ * basis.  o may be NULL (defaults). */
+rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o);
+
+/* Results of the last solve, in the original sense, units and indices. */
+double rk_simplex_objective(const rk_simplex *s);            /* incl. constant */
+void rk_simplex_get_x(const rk_simplex *s, double *x);        /* n values */
+void rk_simplex_get_reduced_costs(const rk_simplex *s, double *d); /* n values */
+void rk_simplex_get_row_activity(const rk_simplex *s, double *ax);  /* m values */
+/* Row duals y (original sense): d = c - A'y.  m values. */
+void rk_simplex_get_duals(const rk_simplex *s, double *y);
+
+/* Basis status per column / row: 0 basic, 1 at lower, 2 at upper,
+ * 3 free nonbasic (at zero).  A row's status refers to its activity
+ * (1: at row lower bound, 2: at row upper bound). */
+typedef struct {
+    int n, m;
+    signed char *col, *row;
+} rk_basis;
+
+rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b); /* allocates */
+/* Install a basis (must have m basic entries; otherwise RK_EINPUT). */
+rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b);
+void rk_basis_free(rk_basis *b);
+
+long rk_simplex_iterations(const rk_simplex *s); /* total over all solves */
+
+/* Append nrows rows (cuts) lb <= sum val*x[idx] <= ub, in CSR form:
+ * row k has entries start[k] .. start[k+1]-1 of idx/val (original column
+ * indices and units).  The new rows enter the basis (their slacks are
+ * basic), so the basis stays dual feasible. */
+rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const double *ub,
+                              const int *start, const int *idx, const double *val);
+
+/* The LP-only path of rk_milp_solve: presolve, simplex, postsolve.  Fills
+ * res (res->x allocated, n values; res->nodes = 0, res->bound = objective
+ * when optimal). */
+rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res,
+                                 rk_error *err);
+
+#endif

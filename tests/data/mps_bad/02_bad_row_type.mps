@@ -1,0 +1,7 @@
+NAME T
+ROWS
+ N obj
+ Q c1
+COLUMNS
+ x obj 1
+ENDATA

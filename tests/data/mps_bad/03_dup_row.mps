@@ -1,0 +1,8 @@
+NAME T
+ROWS
+ N obj
+ L c1
+ G c1
+COLUMNS
+ x obj 1
+ENDATA

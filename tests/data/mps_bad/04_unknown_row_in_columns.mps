@@ -1,0 +1,10 @@
+NAME T
+ROWS
+ N obj
+ L c1
+COLUMNS
+ x obj 1 c1 1
+ y obj 1 c2 1
+RHS
+ RHS c1 4
+ENDATA

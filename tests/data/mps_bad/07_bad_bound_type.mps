@@ -1,0 +1,12 @@
+NAME T
+ROWS
+ N obj
+ L c1
+COLUMNS
+ x obj 1 c1 1
+RHS
+ RHS c1 4
+BOUNDS
+ UP BND x 4
+ XX BND x 4
+ENDATA

@@ -1,0 +1,9 @@
+NAME T
+ROWS
+ N obj
+ L c1
+COLUMNS
+ x obj 1 c1 1
+BOUNDS
+ UP BND y 4
+ENDATA

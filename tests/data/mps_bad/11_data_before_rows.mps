@@ -1,0 +1,7 @@
+NAME T
+ N obj
+ROWS
+ L c1
+COLUMNS
+ x obj 1 c1 1
+ENDATA

@@ -1,0 +1,8 @@
+NAME T
+ROWS
+ N obj
+ L c1
+COLUMNS
+ M1 'MARKER' 'INTBEG'
+ x obj 1 c1 1
+ENDATA

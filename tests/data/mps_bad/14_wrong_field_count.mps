@@ -1,0 +1,7 @@
+NAME T
+ROWS
+ N obj
+ L c1
+COLUMNS
+ x obj 1 c1
+ENDATA

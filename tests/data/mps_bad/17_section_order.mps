@@ -1,0 +1,9 @@
+NAME T
+ROWS
+ N obj
+ L c1
+RHS
+ RHS c1 1
+COLUMNS
+ x obj 1
+ENDATA

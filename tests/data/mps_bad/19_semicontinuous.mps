@@ -1,0 +1,8 @@
+NAME T
+ROWS
+ N obj
+COLUMNS
+ x obj 1
+BOUNDS
+ SC BND x 4
+ENDATA

@@ -1,0 +1,384 @@
+"""common.py — shared code of the model exporters in tools/models/.
+
+Owns: the common command line (--out, --dtype, --seed, --threads, --no-check),
+making example inputs, tracing a model in train mode with torch.jit.trace,
+checking the traced graph (no control flow left), writing the model, its
+example inputs (PATH.inputs.pt, PATH.inputs.bin, PATH.inputs.txt) and a
+metadata file (PATH.meta.json), reloading the file for a forward+backward
+self-check, and printing the `rkmate trace ...` command on stdout.
+
+Everything except that one command line goes to stderr, so that
+`cmd=$(python3 gpt2.py --out m.pt)` captures exactly the command.
+"""
+
+import argparse
+import json
+import os
+import pickle
+import sys
+import types
+import time
+import warnings
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - message for the wrong interpreter
+    sys.stderr.write(
+        "error: this Python (%s) has no torch; run the exporters with an interpreter "
+        "that imports torch (Debian: /usr/bin/python3)\n" % sys.executable)
+    sys.exit(2)
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+DTYPE_NAMES = {
+    torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
+    torch.float64: "float64", torch.int64: "int64", torch.int32: "int32",
+    torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8", torch.bool: "bool",
+}
+NAME_DTYPES = {v: k for k, v in DTYPE_NAMES.items()}
+CONTROL_FLOW = ("prim::If", "prim::Loop")
+
+
+def log(msg):
+    sys.stderr.write(msg + "\n")
+    sys.stderr.flush()
+
+
+def die(msg, code=2):
+    sys.stderr.write("error: " + msg + "\n")
+    sys.exit(code)
+
+
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    if v <= 0:
+        raise argparse.ArgumentTypeError("expected a positive integer, got %r" % text)
+    return v
+
+
+def nonneg_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("expected an integer >= 0, got %r" % text)
+    return v
+
+
+def probability(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a probability in [0, 1), got %r" % text)
+    if not 0.0 <= v < 1.0:
+        raise argparse.ArgumentTypeError("expected a probability in [0, 1), got %r" % text)
+    return v
+
+
+def positive_float(text):
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
+    if not v > 0:
+        raise argparse.ArgumentTypeError("expected a positive number, got %r" % text)
+    return v
+
+
+def make_parser(description, default_out):
+    """The options every exporter has; each script adds its model-size flags."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--out", default=default_out, metavar="PATH.pt",
+                   help="TorchScript file to write (default %(default)s); the example inputs go "
+                        "to PATH.inputs.{pt,bin,txt} and metadata to PATH.meta.json")
+    p.add_argument("--dtype", choices=sorted(DTYPES), default="float32",
+                   help="parameter and floating-point input dtype (default %(default)s)")
+    p.add_argument("--seed", type=nonneg_int, default=0,
+                   help="seed of parameters, example inputs and the traced run (default %(default)s)")
+    p.add_argument("--threads", type=positive_int, default=None,
+                   help="torch intra-op threads while exporting (default: torch's choice)")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip reloading the file and running forward+backward on it")
+    return p
+
+
+class _CppPickler(pickle._Pickler):
+    """pickle's pure-Python pickler, but a list or dict of one element is written
+    with MARK ... APPENDS / SETITEMS like longer ones: libtorch 1.13's C++
+    unpickler (torch::pickle_load) does not know the single-item APPEND opcode."""
+
+    def _batch_appends(self, items):
+        items = list(items)
+        if not items:
+            return
+        self.write(pickle.MARK)
+        for x in items:
+            self.save(x)
+        self.write(pickle.APPENDS)
+
+    def _batch_setitems(self, items):
+        items = list(items)
+        if not items:
+            return
+        self.write(pickle.MARK)
+        for k, v in items:
+            self.save(k)
+            self.save(v)
+        self.write(pickle.SETITEMS)
+
+
+_cpp_pickle_module = types.ModuleType("rkmate_cpp_pickle")
+_cpp_pickle_module.Pickler = _CppPickler
+
+
+def save_for_cpp(obj, path):
+    """torch.save(obj, path) in a form that both torch.load and libtorch's
+    torch::pickle_load read (tensors, lists, dicts with str keys, numbers,
+    strings, None); written atomically."""
+    tmp = path + ".tmp"
+    torch.save(obj, tmp, pickle_module=_cpp_pickle_module)
+    os.replace(tmp, path)
+
+
+def spec_of(t):
+    """'4x64:int64' for a tensor (a 0-d tensor is ':float32')."""
+    return "x".join(str(s) for s in t.shape) + ":" + DTYPE_NAMES[t.dtype]
+
+
+def parse_spec(text):
+    """'4x64:int64' -> ((4, 64), torch.int64); raises ValueError naming what was expected."""
+    if ":" not in text:
+        raise ValueError("input %r: expected SHAPE:DTYPE such as 4x64:int64" % text)
+    shape_s, dtype_s = text.rsplit(":", 1)
+    if dtype_s not in NAME_DTYPES:
+        raise ValueError("input %r: unknown dtype %r (expected one of %s)"
+                         % (text, dtype_s, ", ".join(sorted(NAME_DTYPES))))
+    shape = []
+    if shape_s:
+        for part in shape_s.split("x"):
+            if not part.isdigit():
+                raise ValueError("input %r: shape must be sizes joined by 'x', such as 4x64" % text)
+            shape.append(int(part))
+    return tuple(shape), NAME_DTYPES[dtype_s]
+
+
+def token_ids(shape, vocab, generator):
+    return torch.randint(0, vocab, shape, dtype=torch.int64, generator=generator)
+
+
+def float_input(shape, dtype, generator):
+    return torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
+
+
+def input_generator(seed):
+    """Inputs come from their own generator so they do not depend on how many
+    random numbers the parameter initialisation drew."""
+    g = torch.Generator()
+    g.manual_seed(seed + 1000003)
+    return g
+
+
+def setup(args):
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    if not args.out.endswith(".pt"):
+        die("--out %s: expected a path ending in .pt" % args.out)
+    d = os.path.dirname(os.path.abspath(args.out))
+    if not os.path.isdir(d):
+        die("--out %s: directory %s does not exist" % (args.out, d))
+
+
+def control_flow_nodes(graph):
+    """Names and source places of prim::If / prim::Loop nodes, nested blocks included."""
+    found = []
+
+    def walk(block_nodes):
+        for n in block_nodes:
+            if n.kind() in CONTROL_FLOW:
+                found.append("%s at %s" % (n.kind(), n.sourceRange().strip().splitlines()[0]
+                                             if n.sourceRange().strip() else "?"))
+            for b in n.blocks():
+                walk(b.nodes())
+
+    walk(graph.nodes())
+    return found
+
+
+def inlined_graph(module):
+    """A copy of the forward graph with every method call inlined.  Inlining
+    needs the graph executor's optimization switch on: with it off
+    (torch.jit.optimized_execution(False), C++ setGraphExecutorOptimize(false))
+    the pass leaves prim::CallMethod nodes in place."""
+    with torch.jit.optimized_execution(True):
+        g = module.graph.copy()
+        torch._C._jit_pass_inline(g)
+    calls = [n.kind() for n in g.nodes() if n.kind() in ("prim::CallMethod", "prim::CallFunction")]
+    if calls:
+        die("inlining left %d %s node(s)" % (len(calls), calls[0]), 1)
+    return g
+
+
+def node_count(module):
+    """Nodes of the inlined forward graph (top level; no nested blocks after tracing)."""
+    return len(list(inlined_graph(module).nodes()))
+
+
+def kind_histogram(graph):
+    h = {}
+    for n in graph.nodes():
+        h[n.kind()] = h.get(n.kind(), 0) + 1
+    return dict(sorted(h.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def outputs_of(result):
+    """Flatten a model output (tensor, tuple/list of tensors, nested) into a list of tensors."""
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        out = []
+        for r in result:
+            out.extend(outputs_of(r))
+        return out
+    if isinstance(result, dict):
+        out = []
+        for k in sorted(result):
+            out.extend(outputs_of(result[k]))
+        return out
+    raise TypeError("model output of type %s is not a tensor or tuple of tensors" % type(result))
+
+
+def plain_loss(result):
+    """loss = output.sum() (for tuples: sum of sums), as reference_step.py does."""
+    outs = [o for o in outputs_of(result) if o.is_floating_point()]
+    if not outs:
+        raise ValueError("model has no floating-point output to differentiate")
+    loss = outs[0].sum()
+    for o in outs[1:]:
+        loss = loss + o.sum()
+    return loss
+
+
+def write_inputs(path_pt, inputs):
+    """PATH.inputs.pt (torch.save of a list of tensors), PATH.inputs.bin (raw
+    C-contiguous little-endian data of each input, concatenated in order) and
+    PATH.inputs.txt (one line: the specs, space-separated, e.g. '4x64:int64')."""
+    base = path_pt[:-3]
+    save_for_cpp([t.detach().clone().contiguous() for t in inputs], base + ".inputs.pt")
+    if sys.byteorder != "little":
+        die("writing PATH.inputs.bin needs a little-endian machine", 1)
+    with open(base + ".inputs.bin.tmp", "wb") as f:
+        for t in inputs:
+            f.write(t.detach().contiguous().numpy().tobytes())
+    os.replace(base + ".inputs.bin.tmp", base + ".inputs.bin")
+    with open(base + ".inputs.txt.tmp", "w") as f:
+        f.write(" ".join(spec_of(t) for t in inputs) + "\n")
+    os.replace(base + ".inputs.txt.tmp", base + ".inputs.txt")
+    return [base + ".inputs.pt", base + ".inputs.bin", base + ".inputs.txt"]
+
+
+def trace_command(path_pt, inputs):
+    rkg = path_pt[:-3] + ".rkg"
+    parts = ["rkmate", "trace", path_pt]
+    for t in inputs:
+        parts += ["--input", spec_of(t)]
+    parts += ["-o", rkg]
+    return " ".join(parts)
+
+
+def self_check(path_pt, inputs, seed):
+    """Reload the file, run one forward+backward with plain autograd, check grads exist."""
+    m = torch.jit.load(path_pt)
+    m.train()
+    torch.manual_seed(seed)
+    with torch.jit.optimized_execution(False):
+        out = m(*inputs)
+        loss = plain_loss(out)
+        loss.backward()
+    params = list(m.named_parameters())
+    missing = [n for n, p in params if p.requires_grad and p.grad is None]
+    if missing:
+        log("warning: %d parameter(s) got no gradient, e.g. %s" % (len(missing), missing[0]))
+    if not torch.isfinite(loss).item():
+        die("self-check: loss is not finite (%s)" % loss.item(), 1)
+    bad = control_flow_nodes(inlined_graph(m))
+    if bad:
+        die("self-check: reloaded graph has control flow: %s" % "; ".join(bad), 1)
+    return loss.item(), len(params), missing
+
+
+def export(model, inputs, args, name, config):
+    """Trace `model` (already in train mode and the right dtype) on `inputs`,
+    write everything, print the trace command on stdout; returns the metadata."""
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    t0 = time.perf_counter()
+    torch.manual_seed(args.seed)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        # check_trace=False: dropout makes a second run differ, which the checker
+        # would report as a (spurious) mismatch.
+        traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
+    trace_s = time.perf_counter() - t0
+    tracer_warnings = sorted(set("%s:%d: %s: %s" % (os.path.basename(w.filename), w.lineno,
+                                                    w.category.__name__,
+                                                    str(w.message).splitlines()[0].split(". ")[0])
+                                 for w in caught))
+    for w in tracer_warnings:
+        log("tracer warning: " + w)
+    bad = control_flow_nodes(inlined_graph(traced))
+    if bad:
+        die("traced graph of %s still has control flow: %s" % (name, "; ".join(bad)), 1)
+
+    # The model is written last (renamed from PATH.pt.tmp once everything else
+    # is there), so a failed export leaves no PATH.pt behind.
+    tmp = args.out + ".tmp"
+    traced.save(tmp)
+    save_s = time.perf_counter() - t0 - trace_s
+    # Count nodes on the reloaded file, as libtorch will see it (saving pools
+    # constants, so the in-memory traced graph can have a few more).
+    g = inlined_graph(torch.jit.load(tmp))
+    nodes = len(list(g.nodes()))
+    meta = {
+        "model": name,
+        "config": config,
+        "dtype": args.dtype,
+        "seed": args.seed,
+        "inputs": [spec_of(t) for t in inputs],
+        "parameters": n_params,
+        "nodes_inlined": nodes,
+        "node_kinds": kind_histogram(g),
+        "trace_seconds": round(trace_s, 4),
+        "save_seconds": round(save_s, 4),
+        "file_bytes": os.path.getsize(tmp),
+        "tracer_warnings": tracer_warnings,
+        "torch": str(torch.__version__),
+        "train_mode": True,
+    }
+    try:
+        write_inputs(args.out, inputs)
+        if not args.no_check:
+            t1 = time.perf_counter()
+            reread = torch.load(args.out[:-3] + ".inputs.pt")
+            loss, _, missing = self_check(tmp, reread, args.seed)
+            meta["check_seconds"] = round(time.perf_counter() - t1, 4)
+            meta["check_loss"] = loss
+            meta["params_without_grad"] = missing
+        with open(args.out[:-3] + ".meta.json.tmp", "w") as f:
+            json.dump(meta, f, indent=1)
+            f.write("\n")
+        os.replace(args.out[:-3] + ".meta.json.tmp", args.out[:-3] + ".meta.json")
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    os.replace(tmp, args.out)
+
+    log("%s: %d parameters, %d nodes (inlined), traced in %.2f s, saved %d bytes to %s%s"
+        % (name, n_params, nodes, trace_s, meta["file_bytes"], args.out,
+           "" if args.no_check else ", reload+forward+backward ok in %.2f s" % meta["check_seconds"]))
+    print(trace_command(args.out, inputs))
+    sys.stdout.flush()
+    return meta
