@@ -115,6 +115,12 @@ void rk_dp_costs_free(rk_dp_costs *c);
  * times finite, option 0 present, every class has an option >= 1). */
 rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err);
 
+/* A synthetic chain for benches and tests: n_blocks blocks, each its own
+ * class with n_options options (option 0 = none, option 1 = keep all, the
+ * others trade saved memory for backward time), sizes around 1 MB, times
+ * around 10 us; deterministic for a seed. */
+rk_status rk_dp_costs_random(rk_dp_costs *c, int n_blocks, int n_options, uint64_t seed);
+
 /* ------------------------------------------------------------- plans */
 
 /* A plan: one decision per subproblem (s, t) reached, code[s*(L+1)+t]:

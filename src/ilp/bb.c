@@ -57,8 +57,14 @@ double bb_cutoff(const bb_ctx *c) {
     if (!c->has_inc) return INFINITY;
     double g = c->par->gap > 0 ? c->par->gap : 0;
     double tol = fmax(g * fmax(fabs(c->inc_z), 1.0), 1e-9 * fmax(fabs(c->inc_z), 1.0));
-    if (c->obj_integral) tol = fmax(tol, 1.0 - 1e-6);
-    return c->inc_z - tol;
+    double cut = c->inc_z - tol;
+    if (c->obj_integral) {
+        /* every solution value is an integer (+ constant): a node helps only
+         * if it may hold a value <= ceil(inc) - 1 */
+        double k = ceil(c->inc_z - c->obj_const - 1e-6) - 1 + c->obj_const + 1e-6;
+        if (k < cut) cut = k;
+    }
+    return cut;
 }
 
 void bb_note_pruned(bb_ctx *c, double bound) {
@@ -322,6 +328,26 @@ static void bb_ctx_free(bb_ctx *c) {
     if (c->lps) rk_simplex_free(c->lps);
 }
 
+static int bb_is_integral(double v) { return !isfinite(v) || v == floor(v); }
+
+/* A continuous column is implied integer when it appears in a single row
+ * whose other columns are integer with coefficients (divided by its own)
+ * integral, the row sides likewise, and its bounds integral: whatever the
+ * integer columns, its best value lies at an integral end of its interval. */
+static int bb_implied_integer(const bb_ctx *c, int j) {
+    if (c->A.start[j + 1] - c->A.start[j] != 1) return 0;
+    if (!bb_is_integral(c->glb[j]) || !bb_is_integral(c->gub[j])) return 0;
+    int i = c->A.index[c->A.start[j]];
+    double a = c->A.value[c->A.start[j]];
+    if (!bb_is_integral(c->row_lb[i] / a) || !bb_is_integral(c->row_ub[i] / a)) return 0;
+    for (long p = c->row_start[i]; p < c->row_start[i + 1]; p++) {
+        int k = c->row_idx[p];
+        if (k == j) continue;
+        if (!c->is_int[k] || !bb_is_integral(c->row_val[p] / a)) return 0;
+    }
+    return 1;
+}
+
 static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_error *err) {
     memset(c, 0, sizeof *c);
     c->t0 = bb_now();
@@ -382,7 +408,6 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     memcpy(c->row_ub, lp->row_ub, (size_t)m * sizeof(double));
     c->is_int = lp->is_int;
     c->obj_const = c->sense * lp->obj_const;
-    c->obj_integral = 1;
     for (int j = 0; j < n; j++) {
         c->obj[j] = c->sense * lp->obj[j];
         double lb = lp->col_lb[j], ub = lp->col_ub[j];
@@ -390,14 +415,17 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
             c->n_int++;
             lb = ceil(lb - 1e-9);
             ub = floor(ub + 1e-9);
-            if (c->obj[j] != 0 && c->obj[j] != floor(c->obj[j])) c->obj_integral = 0;
-        } else if (c->obj[j] != 0) {
-            c->obj_integral = 0;
         }
         c->glb[j] = lb;
         c->gub[j] = ub;
         c->slb[j] = lp->col_lb[j];
         c->sub[j] = lp->col_ub[j];
+    }
+    c->obj_integral = 1;
+    for (int j = 0; j < n && c->obj_integral; j++) {
+        if (c->obj[j] == 0) continue;
+        if (c->obj[j] != floor(c->obj[j])) c->obj_integral = 0;
+        else if (!lp->is_int[j] && !bb_implied_integer(c, j)) c->obj_integral = 0;
     }
     if (c->obj_const != floor(c->obj_const)) c->obj_integral = 0;
     return RK_OK;

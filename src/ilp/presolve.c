@@ -55,8 +55,8 @@ static void drop_col(pre_t *P, int j, double v) {
 
 /* set column bounds [l,u] ∩ current; returns -1 if infeasible */
 static int tighten(pre_t *P, int j, double l, double u) {
-    if (l > P->clb[j] + tol_of(P->clb[j])) P->clb[j] = l;
-    if (u < P->cub[j] - tol_of(P->cub[j])) P->cub[j] = u;
+    if (!isfinite(P->clb[j]) ? l > P->clb[j] : l > P->clb[j] + tol_of(P->clb[j])) P->clb[j] = l;
+    if (!isfinite(P->cub[j]) ? u < P->cub[j] : u < P->cub[j] - tol_of(P->cub[j])) P->cub[j] = u;
     if (P->clb[j] > P->cub[j]) {
         if (P->clb[j] > P->cub[j] + 1e-7 * (1.0 + fabs(P->cub[j]))) return -1;
         double mid = isfinite(l) && l == P->clb[j] ? P->cub[j] : P->clb[j];

@@ -212,7 +212,9 @@ def inlined_graph(module):
     """A copy of the forward graph with every method call inlined.  Inlining
     needs the graph executor's optimization switch on: with it off
     (torch.jit.optimized_execution(False), C++ setGraphExecutorOptimize(false))
-    the pass leaves prim::CallMethod nodes in place."""
+    the pass leaves prim::CallMethod nodes in place, and so it does, even with
+    the switch on, once the module has run with it off (the methods' cached
+    graphs are then the un-inlined ones)."""
     with torch.jit.optimized_execution(True):
         g = module.graph.copy()
         torch._C._jit_pass_inline(g)
@@ -292,6 +294,11 @@ def trace_command(path_pt, inputs):
 def self_check(path_pt, inputs, seed):
     """Reload the file, run one forward+backward with plain autograd, check grads exist."""
     m = torch.jit.load(path_pt)
+    # Inline before running: once a method has run with optimization off, its
+    # cached graph is the un-inlined one and inlining leaves prim::CallMethod.
+    bad = control_flow_nodes(inlined_graph(m))
+    if bad:
+        die("self-check: reloaded graph has control flow: %s" % "; ".join(bad), 1)
     m.train()
     torch.manual_seed(seed)
     with torch.jit.optimized_execution(False):
@@ -304,9 +311,6 @@ def self_check(path_pt, inputs, seed):
         log("warning: %d parameter(s) got no gradient, e.g. %s" % (len(missing), missing[0]))
     if not torch.isfinite(loss).item():
         die("self-check: loss is not finite (%s)" % loss.item(), 1)
-    bad = control_flow_nodes(inlined_graph(m))
-    if bad:
-        die("self-check: reloaded graph has control flow: %s" % "; ".join(bad), 1)
     return loss.item(), len(params), missing
 
 

@@ -41,6 +41,7 @@ int cli_progress_wanted(int quiet);
 int rk_cmd_simulate(int argc, char **argv);
 int rk_cmd_show(int argc, char **argv);
 int rk_cmd_import_checkmate(int argc, char **argv);
+int rk_cmd_baseline(int argc, char **argv);
 int rk_cmd_milp(int argc, char **argv);
 int rk_cmd_solve(int argc, char **argv);
 int rk_cmd_demo(int argc, char **argv);

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"simulate", rk_cmd_simulate, "replay a schedule on a chain: peak memory, time, overhead"},
     {"solve", rk_cmd_solve, "find a schedule for a chain under a memory budget"},
     {"show", rk_cmd_show, "print a chain's blocks, classes, nodes and sizes (or Graphviz)"},
+    {"baseline", rk_cmd_baseline, "write the keep-all or free-asap schedule of a chain"},
     {"import-checkmate", rk_cmd_import_checkmate, "convert a Checkmate/Moccasin node-link JSON graph to a chain"},
     {"milp", rk_cmd_milp, "solve an LP/MILP in MPS format with rkmate's own solver"},
     {"demo", rk_cmd_demo, "solve a built-in example chain at a few budgets"},

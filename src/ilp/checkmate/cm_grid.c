@@ -345,7 +345,7 @@ rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_para
         r = rk_checkmate_block_options(&ch->classes[c], &pc, &co[c], &cn[c], &s1, err);
         if (r) {
             char buf[sizeof err->msg];
-            snprintf(buf, sizeof buf, "class %d: %s", c, err->msg);
+            snprintf(buf, sizeof buf, "class %d: %.900s", c, err->msg);
             snprintf(err->msg, sizeof err->msg, "%s", buf);
             break;
         }

@@ -73,11 +73,6 @@ static int lin_copy(lin *dst, const lin *src) {
     return 0;
 }
 
-static int cmp_int_pair(const void *a, const void *b) {
-    const int *x = a, *y = b;
-    return (x[0] > y[0]) - (x[0] < y[0]);
-}
-
 /* merge duplicate columns, drop zeros */
 static void lin_normalize(lin *l) {
     if (l->n <= 1) {
@@ -258,7 +253,7 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     rk_status r = RK_OK;
     int T = g->n_c, D = g->n_d;
     rk_checkmate_model *m = calloc(1, sizeof *m);
-    int *pos = malloc((size_t)(T + 1) * sizeof(int));
+    int *pos = calloc((size_t)T + 1, sizeof(int));
     int *need = malloc((size_t)(D + 1) * sizeof(int));
     int *ufwd = malloc((size_t)(T + 1) * sizeof(int));
     int *first_prod = malloc((size_t)(D + 1) * sizeof(int));
@@ -853,7 +848,7 @@ rk_status cm_decode_replay(const rk_checkmate_model *m, const double *x, rk_op *
     if (!r) r = rk_block_check_complete(m->g, &st, "rk-Checkmate decoded schedule", err);
     if (r) {
         char buf[sizeof err->msg];
-        snprintf(buf, sizeof buf, "BUG: rk-Checkmate: the decoded schedule fails the simulator: %s", err->msg);
+        snprintf(buf, sizeof buf, "BUG: rk-Checkmate: the decoded schedule fails the simulator: %.900s", err->msg);
         rk_block_state_free(&st);
         free(*ops);
         *ops = NULL;
@@ -912,7 +907,7 @@ rk_status rk_checkmate_model_decode_option(const rk_checkmate_model *m, const do
     r = rk_option_evaluate(g, opt, err);
     if (r) {
         char buf[sizeof err->msg];
-        snprintf(buf, sizeof buf, "BUG: rk-Checkmate: decoded option breaks the option contract: %s", err->msg);
+        snprintf(buf, sizeof buf, "BUG: rk-Checkmate: decoded option breaks the option contract: %.900s", err->msg);
         rk_option_free(opt);
         return rk_fail(err, RK_EFAIL, "%s", buf);
     }

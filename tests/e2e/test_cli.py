@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the rkmate binary on real files: Checkmate import +
+simulate (peak checked against an independent computation), show, baseline,
+and the rules for bad input (clear message, exit 2, no partial output, the
+user's files never overwritten).  Needs no torch."""
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import unittest
+
+RKMATE = os.environ.get("RKMATE", "rkmate")
+
+
+def run(*args, check=None):
+    p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"rkmate {' '.join(args)} exited {p.returncode}, expected {check}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def checkmate_linear_graph(n, seed):
+    """A Checkmate-style training graph of an n-layer linear network:
+    forward f_0..f_{n-1} (f_{n-1} is the loss), backward b_{n-2}..b_0 where
+    b_i uses b_{i+1} (or the loss), f_i's input f_{i-1} and f_i itself."""
+    rnd = random.Random(seed)
+    nodes, links = [], []
+    for i in range(n):
+        nodes.append({"id": i, "name": f"f{i}", "backward": False,
+                      "cost_cpu": rnd.randint(1, 9), "cost_ram": rnd.randint(1, 100)})
+        if i > 0:
+            links.append({"source": i - 1, "target": i})
+    for j, i in enumerate(range(n - 2, -1, -1)):
+        bid = n + j
+        nodes.append({"id": bid, "name": f"b{i}", "backward": True,
+                      "cost_cpu": rnd.randint(1, 9), "cost_ram": nodes[i]["cost_ram"]})
+        links.append({"source": bid - 1 if j > 0 else n - 1, "target": bid})
+        links.append({"source": i, "target": bid})
+        if i > 0:
+            links.append({"source": i - 1, "target": bid})
+    return {"directed": True, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
+
+
+def keep_all_peak(graph):
+    """Independent computation of the keep-everything peak: run the nodes in
+    id order (forward, then a 0-byte loss, then backward), nothing forgotten
+    before the loss, afterwards each output freed after its last use."""
+    nodes = sorted(graph["nodes"], key=lambda v: v["id"])
+    fwd = [v for v in nodes if not v["backward"]]
+    bwd = [v for v in nodes if v["backward"]]
+    order = [v["id"] for v in fwd] + ["loss"] + [v["id"] for v in bwd]
+    pos = {v: p for p, v in enumerate(order)}
+    size = {v["id"]: v["cost_ram"] for v in nodes}
+    size["loss"] = 0
+    users = {v: [] for v in order}
+    for e in graph["links"]:
+        users[e["source"]].append(e["target"])
+    users[fwd[-1]["id"]].append("loss")
+    first_bwd = [v["id"] for v in bwd if not any(e["target"] == v["id"] and
+                 any(b["id"] == e["source"] for b in bwd) for e in graph["links"])]
+    users["loss"] = first_bwd
+    loss_pos = pos["loss"]
+    last = {}
+    for v in order:
+        last[v] = max([pos[u] for u in users[v]] + [pos[v]])
+        if pos[v] < loss_pos:
+            last[v] = max(last[v], loss_pos)
+    peak = 0
+    for p, v in enumerate(order):
+        live = sum(size[d] for d in order if pos[d] < p and last[d] >= p)
+        peak = max(peak, live + size[v])
+    return peak, sum(v["cost_cpu"] for v in nodes)
+
+
+class CheckmateImport(unittest.TestCase):
+    def test_keep_all_peak_matches_independent_sum(self):
+        for n, seed in [(2, 1), (5, 2), (12, 3), (30, 4)]:
+            with tempfile.TemporaryDirectory() as d:
+                g = checkmate_linear_graph(n, seed)
+                gp, cp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "s.rks"))
+                json.dump(g, open(gp, "w"))
+                run("import-checkmate", gp, "-o", cp, check=0)
+                run("baseline", cp, "--kind", "keep-all", "-o", sp, check=0)
+                r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)
+                peak, time = keep_all_peak(g)
+                self.assertEqual(r["peak"], peak, f"n={n}")
+                self.assertAlmostEqual(r["time"], time)
+                self.assertAlmostEqual(r["overhead"], 0.0)
+                # free-asap never needs more
+                run("baseline", cp, "--kind", "free-asap", "-o", sp, check=0)
+                r2 = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)
+                self.assertLessEqual(r2["peak"], r["peak"])
+
+    def test_show_and_dot(self):
+        with tempfile.TemporaryDirectory() as d:
+            gp, cp, dp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "c.dot"))
+            json.dump(checkmate_linear_graph(4, 7), open(gp, "w"))
+            run("import-checkmate", gp, "-o", cp, check=0)
+            out = run("show", cp, "--nodes", check=0).stdout
+            self.assertIn("1 blocks", out)
+            self.assertIn("f3#3", out)
+            run("show", cp, "--dot", dp, check=0)
+            self.assertTrue(open(dp).read().startswith("digraph"))
+
+
+class BadInput(unittest.TestCase):
+    def test_missing_and_malformed_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            p = run("simulate", os.path.join(d, "nope.rkg"), os.path.join(d, "nope.rks"), check=2)
+            self.assertIn("nope.rkg", p.stderr)
+            bad = os.path.join(d, "bad.rkg")
+            open(bad, "w").write('{"format": "rkmate-chain", "version": 1, "classes": [')
+            p = run("show", bad, check=2)
+            self.assertIn("bad.rkg:1:", p.stderr)
+            self.assertIn("not valid JSON", p.stderr)
+
+    def test_no_partial_output_and_no_overwrite(self):
+        with tempfile.TemporaryDirectory() as d:
+            gp, out = os.path.join(d, "g.json"), os.path.join(d, "out.rkg")
+            g = checkmate_linear_graph(3, 5)
+            g["links"].append({"source": 0, "target": 99})
+            json.dump(g, open(gp, "w"))
+            p = run("import-checkmate", gp, "-o", out, check=2)
+            self.assertIn("unknown node id 99", p.stderr)
+            self.assertFalse(os.path.exists(out))
+            self.assertEqual(os.listdir(d), ["g.json"])
+            # refusing to write over the input
+            g = checkmate_linear_graph(3, 5)
+            json.dump(g, open(gp, "w"))
+            before = open(gp).read()
+            p = run("import-checkmate", gp, "-o", gp, check=2)
+            self.assertIn("over the input", p.stderr)
+            self.assertEqual(open(gp).read(), before)
+            # an existing output is replaced only by a complete file
+            run("import-checkmate", gp, "-o", out, check=0)
+            first = open(out).read()
+            run("import-checkmate", gp, "-o", out, check=0)
+            self.assertEqual(open(out).read(), first)
+
+    def test_cli_conventions(self):
+        self.assertEqual(run("--version", check=0).stdout.strip().split()[0], "rkmate")
+        for cmd in ["simulate", "show", "import-checkmate", "baseline", "solve", "milp", "demo"]:
+            p = run(cmd, "--help")
+            self.assertEqual(p.returncode, 0, cmd)
+            self.assertIn("usage", p.stdout.lower(), cmd)
+        run("frobnicate", check=2)
+        p = run("baseline", "x.rkg", "--kind", "sideways", check=2)
+        self.assertIn("--kind", p.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,50 @@
+# tools/lib/common.sh — shared by tools/run, tools/test and the benchmarks:
+# installs what rkmate needs from Debian's packages (only what is missing)
+# and builds the project with meson.
+
+RKMATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+# Packages for building and testing; torch ones for src/exec and the models.
+RKMATE_BUILD_PACKAGES="gcc g++ meson ninja-build pkg-config check libsubunit-dev libjansson-dev zlib1g-dev python3"
+RKMATE_TORCH_PACKAGES="libtorch-dev python3-torch python3-torchvision"
+
+rk_log() { printf '%s\n' "[rkmate] $*" >&2; }
+
+# rk_ensure_packages PKG... : apt-get install the ones not yet installed.
+rk_ensure_packages() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+            rk_log "missing packages: ${missing[*]} (run as root or install them)"; return 1; fi
+    else SUDO=""; fi
+    rk_log "installing: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get -o DPkg::Lock::Timeout=900 update -q >&2
+    $SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}" >&2
+}
+
+# rk_build DIR [meson options...] : configure (once) and build.
+rk_build() {
+    local dir="$1"; shift
+    cd "$RKMATE_ROOT"
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >&2
+    else
+        meson configure "$dir" "$@" >/dev/null 2>&1 || true
+    fi
+    ninja -C "$dir" >&2
+}
+
+# A Python interpreter that has torch (Debian's under /usr/bin first).
+rk_torch_python() {
+    for py in /usr/bin/python3 python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c "import torch" >/dev/null 2>&1; then
+            command -v "$py"; return 0
+        fi
+    done
+    return 1
+}
