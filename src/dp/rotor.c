@@ -183,9 +183,8 @@ static void fill_cells(const rk_dp_table *tb, int s, int e, int m0, int m1, int3
 #pragma omp simd
                 for (int k = 0; k < cnt; k++) {
                     double v = c + src[k];
-                    double cur = bk[k];
-                    int lt = v < cur;
-                    bk[k] = lt ? v : cur;
+                    int lt = isless(v, bk[k]);
+                    bk[k] = lt ? v : bk[k];
                     dk[k] = lt ? o : dk[k];
                 }
             }
@@ -211,9 +210,8 @@ static void fill_cells(const rk_dp_table *tb, int s, int e, int m0, int m1, int3
 #pragma omp simd
             for (int k = 0; k < cnt; k++) {
                 double v = c + ra[k] + rb[k];
-                double cur = bk[k];
-                int lt = v < cur;
-                bk[k] = lt ? v : cur;
+                int lt = isless(v, bk[k]);
+                bk[k] = lt ? v : bk[k];
                 dk[k] = lt ? code : dk[k];
             }
         }

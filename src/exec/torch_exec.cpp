@@ -12,6 +12,7 @@
 #include <torch/csrc/jit/runtime/vararg_functions.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>

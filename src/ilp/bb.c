@@ -515,8 +515,10 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
         }
         bb_read_lp(&c);
         c.root_z = c.z;
-        if (p->verbose) fprintf(stderr, "milp: root LP %.10g, %ld iterations, %.2f s\n", c.sense * c.z,
-                                rk_simplex_iterations(c.lps), bb_elapsed(&c));
+        if (p->verbose)
+            fprintf(stderr, "milp: %d rows, %d columns (%d integer)%s; root LP %.10g, %ld iterations, %.2f s\n", c.m,
+                    c.n, c.n_int, c.obj_integral ? ", integral objective" : "", c.sense * c.z,
+                    rk_simplex_iterations(c.lps), bb_elapsed(&c));
     }
     /* cuts at the root */
     bb_root_cuts(&c);

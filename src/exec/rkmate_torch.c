@@ -1,0 +1,269 @@
+/* rkmate_torch.c — the `rkmate-torch` program: the libtorch subcommands of
+ * rkmate (trace, run, optimize), run by `rkmate` with argv[1] = the command.
+ * Parses the command line, reads and writes chain and schedule files, replays
+ * schedules with the simulator, and calls the C API of rk_exec.h. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "rk_exec.h"
+#include "rk_graph.h"
+
+enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
+       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP };
+
+/* Options shared by trace / run / optimize. */
+typedef struct {
+    rk_exec_options ex;
+    int quiet, json;
+} common_opts;
+
+static int parse_common(const char *cmd, int c, const char *arg, common_opts *co) {
+    switch (c) {
+    case OPT_INPUT:
+        if (co->ex.n_inputs >= RK_EXEC_MAX_INPUTS)
+            return cli_usage_error(cmd, "too many --input (at most %d)", RK_EXEC_MAX_INPUTS);
+        co->ex.inputs[co->ex.n_inputs++] = arg;
+        return 0;
+    case OPT_INPUT_FILE: co->ex.input_file = arg; return 0;
+    case OPT_DEVICE:
+        if (strcmp(arg, "cpu") && strcmp(arg, "cuda"))
+            return cli_usage_error(cmd, "--device %s: expected cpu or cuda", arg);
+        co->ex.device = arg;
+        return 0;
+    case OPT_QUIET: co->quiet = 1; return 0;
+    case OPT_JSON: co->json = 1; return 0;
+    case OPT_SEED: {
+        long v;
+        if (cli_parse_int(cmd, "--seed", arg, 0, LONG_MAX, &v)) return CLI_BADINPUT;
+        co->ex.seed = (uint64_t)v;
+        return 0;
+    }
+    case OPT_RUNS: {
+        long v;
+        if (cli_parse_int(cmd, "--runs", arg, 1, 1000, &v)) return CLI_BADINPUT;
+        co->ex.measure_runs = (int)v;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+#define COMMON_LONG_OPTS                                                                                 \
+    {"input", required_argument, 0, OPT_INPUT}, {"input-file", required_argument, 0, OPT_INPUT_FILE},  \
+        {"device", required_argument, 0, OPT_DEVICE}, {"quiet", no_argument, 0, OPT_QUIET},            \
+        {"json", no_argument, 0, OPT_JSON}, {"seed", required_argument, 0, OPT_SEED},                  \
+        {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP}
+
+static int same_file(const char *a, const char *b) {
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!realpath(a, ra) || !realpath(b, rb)) return 0;
+    return !strcmp(ra, rb);
+}
+
+static void print_trace_stats(FILE *f, const rk_trace_stats *st, int json) {
+    if (json) {
+        fprintf(f,
+                "{\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_simplified\": %d, \"views\": %d, "
+                "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
+                "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"seconds\": %.3f}\n",
+                st->nodes_inlined, st->nodes_ops, st->nodes_simplified, st->n_views, st->n_inplace, st->n_sizes,
+                st->n_static, st->n_cheap, st->n_blocks, st->n_classes, st->forward_equal ? "true" : "false",
+                st->max_forward_diff, st->seconds);
+    } else {
+        fprintf(f,
+                "traced: %d nodes (%d operations) -> %d after simplification (%d views, %d in-place, %d size, "
+                "%d static, %d list/tuple); %d blocks, %d classes; forward %s; %.2f s\n",
+                st->nodes_inlined, st->nodes_ops, st->nodes_simplified, st->n_views, st->n_inplace, st->n_sizes,
+                st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
+                st->forward_equal ? "bit-exact" : "DIFFERS", st->seconds);
+    }
+}
+
+static int cmd_trace(int argc, char **argv) {
+    const char *cmd = "trace";
+    common_opts co;
+    memset(&co, 0, sizeof co);
+    co.ex.measure = 1;
+    const char *out = NULL;
+    static const struct option lo[] = {COMMON_LONG_OPTS, {"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
+        if (c == 'o') { out = optarg; continue; }
+        if (c == OPT_HELP) {
+            printf("usage: rkmate trace MODEL.pt --input SHAPE:DTYPE [--input ...] [--input-file INPUTS.bin]\n"
+                   "                    [--device cpu] [--seed N] [--runs N] -o CHAIN.rkg [--quiet] [--json]\n\n"
+                   "Load a TorchScript model (torch.jit.trace(...).save), run it on example inputs (random\n"
+                   "values of the given shapes and dtypes, int inputs in [0, 10), or the raw data of\n"
+                   "--input-file), simplify its graph to one node per allocation, cut it into blocks, and\n"
+                   "write the measured chain of CD-graphs.  --json prints the statistics on stdout.\n");
+            return CLI_OK;
+        }
+        int r = parse_common(cmd, c, optarg, &co);
+        if (r > 0) return r;
+        if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate trace --help')");
+    }
+    if (optind + 1 != argc) return cli_usage_error(cmd, "expected one MODEL.pt (see 'rkmate trace --help')");
+    if (!out) return cli_usage_error(cmd, "missing -o CHAIN.rkg");
+    if (co.ex.n_inputs == 0) return cli_usage_error(cmd, "missing --input SHAPE:DTYPE");
+    co.ex.model_path = argv[optind];
+    if (access(co.ex.model_path, R_OK) != 0)
+        return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
+    if (same_file(out, co.ex.model_path) || (co.ex.input_file && same_file(out, co.ex.input_file)))
+        return cli_usage_error(cmd, "-o %s would overwrite an input", out);
+    co.ex.progress = cli_progress_wanted(co.quiet);
+    rk_chain ch;
+    rk_trace_stats st;
+    rk_error err;
+    err.msg[0] = 0;
+    rk_status s = rk_exec_trace(&co.ex, &ch, &st, &err);
+    if (s != RK_OK) return cli_report(cmd, s, &err);
+    s = rk_chain_write(out, &ch, &err);
+    rk_chain_free(&ch);
+    if (s != RK_OK) return cli_report(cmd, s, &err);
+    if (co.json) print_trace_stats(stdout, &st, 1);
+    if (!co.quiet) {
+        print_trace_stats(stderr, &st, 0);
+        fprintf(stderr, "wrote %s\n", out);
+    }
+    return CLI_OK;
+}
+
+static void print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_run_result *r, int json) {
+    if (json) {
+        printf("{\"predicted_peak\": %lld, \"measured_peak\": %lld, \"baseline_peak\": %lld, "
+               "\"predicted_time\": %.3f, \"measured_time\": %.3f, \"baseline_time\": %.3f, ",
+               (long long)sim->peak, (long long)r->measured_peak, (long long)r->baseline_peak, sim->time,
+               r->measured_time, r->baseline_time);
+        if (r->checked)
+            printf("\"grads_equal\": %s, \"output_equal\": %s, \"max_abs_diff\": %.9g, \"max_rel_diff\": %.9g, ",
+                   r->grads_equal ? "true" : "false", r->output_equal ? "true" : "false", (double)(float)r->max_abs_diff,
+                   (double)(float)r->max_rel_diff);
+        else
+            printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
+        printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d}\n",
+               (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops);
+        return;
+    }
+    char a[32], b[32], c[32];
+    printf("peak memory (activations): predicted %s, measured %s, plain step %s\n",
+           rk_format_bytes(sim->peak, a, sizeof a), rk_format_bytes(r->measured_peak, b, sizeof b),
+           rk_format_bytes(r->baseline_peak, c, sizeof c));
+    printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
+           r->baseline_time);
+    if (r->checked)
+        printf("check: gradients and output %s (max abs diff %.3g, max rel diff %.3g)\n",
+               r->grads_equal ? "equal to the plain step bit for bit" : "DIFFER from the plain step",
+               (double)(float)r->max_abs_diff, (double)(float)r->max_rel_diff);
+}
+
+static int parse_loss(const char *cmd, const char *arg, rk_loss_kind *k) {
+    if (!strcmp(arg, "sum")) *k = RK_LOSS_SUM;
+    else if (!strcmp(arg, "mean")) *k = RK_LOSS_MEAN;
+    else return cli_usage_error(cmd, "--loss %s: expected sum or mean", arg);
+    return 0;
+}
+
+static int cmd_run(int argc, char **argv) {
+    const char *cmd = "run";
+    common_opts co;
+    memset(&co, 0, sizeof co);
+    rk_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    const char *chain_path = NULL;
+    static const struct option lo[] = {COMMON_LONG_OPTS,
+                                       {"chain", required_argument, 0, OPT_CHAIN},
+                                       {"iters", required_argument, 0, OPT_ITERS},
+                                       {"check", no_argument, 0, OPT_CHECK},
+                                       {"loss", required_argument, 0, OPT_LOSS},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (c == OPT_HELP) {
+            printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg --input SHAPE:DTYPE [...]\n"
+                   "                  [--input-file INPUTS.bin] [--seed N] [--iters N] [--check] [--json]\n"
+                   "                  [--loss sum|mean]\n\n"
+                   "Replay the schedule with the simulator (invalid schedules are refused), then run it as a\n"
+                   "real training step (forward, loss = sum or mean of the output, backward) and the plain\n"
+                   "PyTorch step in the same process; report peak activation memory and step time of both.\n"
+                   "--check compares every parameter gradient and the output with the plain step.\n");
+            return CLI_OK;
+        }
+        if (c == OPT_CHAIN) { chain_path = optarg; continue; }
+        if (c == OPT_CHECK) { ro.check = 1; continue; }
+        if (c == OPT_LOSS) {
+            if (parse_loss(cmd, optarg, &ro.loss)) return CLI_BADINPUT;
+            continue;
+        }
+        if (c == OPT_ITERS) {
+            long v;
+            if (cli_parse_int(cmd, "--iters", optarg, 1, 1000, &v)) return CLI_BADINPUT;
+            ro.iters = (int)v;
+            continue;
+        }
+        int r = parse_common(cmd, c, optarg, &co);
+        if (r > 0) return r;
+        if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate run --help')");
+    }
+    if (optind + 2 != argc) return cli_usage_error(cmd, "expected MODEL.pt SCHEDULE.rks (see 'rkmate run --help')");
+    if (!chain_path) return cli_usage_error(cmd, "missing --chain CHAIN.rkg");
+    if (co.ex.n_inputs == 0) return cli_usage_error(cmd, "missing --input SHAPE:DTYPE");
+    co.ex.model_path = argv[optind];
+    if (access(co.ex.model_path, R_OK) != 0)
+        return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
+    rk_error err;
+    err.msg[0] = 0;
+    rk_chain ch;
+    rk_status s = rk_chain_read(chain_path, &ch, &err);
+    if (s != RK_OK) return cli_report(cmd, s, &err);
+    rk_schedule sc;
+    rk_schedule_init(&sc);
+    s = rk_schedule_read(argv[optind + 1], &ch, &sc, &err);
+    if (s != RK_OK) {
+        rk_chain_free(&ch);
+        return cli_report(cmd, s, &err);
+    }
+    rk_sim_result sim;
+    s = rk_simulate(&ch, &sc, &sim, &err);
+    if (s != RK_OK) {
+        rk_schedule_free(&sc);
+        rk_chain_free(&ch);
+        fprintf(stderr, "rkmate run: %s: the simulator refuses the schedule: %s\n", argv[optind + 1], err.msg);
+        return cli_exit_code(s);
+    }
+    rk_run_result rr;
+    s = rk_exec_run(&co.ex, &ch, &sc, &ro, &rr, &err);
+    if (s == RK_OK) print_run(&sim, &sc, &rr, co.json);
+    int code = s == RK_OK ? CLI_OK : cli_report(cmd, s, &err);
+    if (s == RK_OK && ro.check && !rr.grads_equal) code = CLI_FAIL;
+    rk_schedule_free(&sc);
+    rk_chain_free(&ch);
+    return code;
+}
+
+static int cmd_optimize(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "rkmate optimize: not available yet: the rk-Rotor solver (src/dp) is not wired in this build; "
+                    "use 'rkmate trace', 'rkmate solve' and 'rkmate run'\n");
+    return CLI_FAIL;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: rkmate-torch trace|run|optimize ARGS... (normally run as 'rkmate trace ...')\n");
+        return CLI_BADINPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 1, argv + 1);
+    if (!strcmp(cmd, "optimize")) return cmd_optimize(argc - 1, argv + 1);
+    fprintf(stderr, "rkmate-torch: unknown command '%s' (expected trace, run or optimize)\n", cmd);
+    return CLI_BADINPUT;
+}

@@ -1,0 +1,83 @@
+/* rk_solve.h — public API of the solve module: the whole Rockmate solver
+ * pipeline on a chain, reused by `rkmate solve`, `rkmate demo` and
+ * `rkmate optimize`: block options (rk-Checkmate's budget grid for
+ * rockmate; keep-all/none for rotor), rk-Rotor or a baseline at a budget,
+ * reconstruction of the schedule, and its replay by the simulator.  A
+ * schedule whose simulated peak exceeds the budget or whose simulated time
+ * differs from the prediction is never returned: that is RK_EFAIL ("BUG").
+ *
+ * Options are computed once per solver and reused for every budget. */
+#ifndef RK_SOLVE_H
+#define RK_SOLVE_H
+
+#include <stdint.h>
+
+#include "rk_checkmate.h"
+#include "rk_dp.h"
+#include "rk_graph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    RK_SOLVE_ROCKMATE = 0,  /* rk-Rotor over rk-Checkmate options (+ keep-all, asap, none) */
+    RK_SOLVE_ROTOR,         /* rk-Rotor over {none, keep-all} */
+    RK_SOLVE_SQRT,          /* sqrt(n) segments */
+    RK_SOLVE_NONE,          /* keep everything, no recomputation */
+    RK_SOLVE_RECOMPUTE_ALL, /* store nothing, recompute from the input */
+    RK_SOLVE_CHECKMATE      /* whole-graph Checkmate ILP (small models) */
+} rk_solve_algo;
+
+const char *rk_solve_algo_name(rk_solve_algo a);
+int rk_solve_algo_parse(const char *name); /* -1 if unknown */
+
+typedef struct {
+    rk_solve_algo algo;
+    rk_dp_params dp;             /* slots, threads */
+    rk_checkmate_params cm;      /* grid, time limit, export_dir, threads */
+    int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
+                                    grid (default); 0 = only keep-all/asap/none */
+} rk_solve_params;
+
+void rk_solve_params_default(rk_solve_params *p);
+
+typedef struct {
+    int feasible;
+    int64_t budget;
+    int64_t predicted_peak;      /* bytes (the solver's prediction) */
+    double predicted_time;       /* us */
+    rk_sim_result sim;           /* the simulator's replay (valid if feasible) */
+    double baseline_time;        /* every node once, us */
+    double overhead;             /* predicted_time / baseline_time - 1 */
+    double solve_time_s;         /* this budget */
+    long n_forwards;
+    double checkmate_gap;        /* RK_SOLVE_CHECKMATE: relative gap */
+} rk_solve_result;
+
+typedef struct {
+    int n_options;               /* options given to the DP over all classes */
+    double options_time_s;       /* time to compute them */
+    rk_checkmate_stats cm;       /* rockmate only */
+} rk_solver_info;
+
+typedef struct rk_solver rk_solver;
+
+/* Prepare a solver for chain ch (kept by pointer: it must outlive the
+ * solver): computes and measures the block options. */
+rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver **out, rk_error *err);
+void rk_solver_free(rk_solver *s);
+const rk_solver_info *rk_solver_get_info(const rk_solver *s);
+
+/* Solve at `budget` bytes.  Infeasible: RK_EINFEASIBLE with a message giving
+ * the smallest budget that works (res->feasible = 0).  On success `sched`
+ * holds the replayed schedule with its predictions. */
+rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err);
+
+/* Smallest budget at which rk_solver_solve succeeds. */
+rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
