@@ -133,9 +133,8 @@ int rk_dp_table_decision(const rk_dp_table *t, int s, int e, int m) {
 }
 double rk_dp_table_time(const rk_dp_table *t) { return rk_dp_table_opt(t, 0, t->L, t->M); }
 
-#define DP_CHUNK 64
-
-/* One task: cells m in [m0, m1) of row (s, e).  Candidates are visited in a
+/* One task: cells m in [m0, m1) of row (s, e) (the whole row in practice,
+ * so each threshold is computed once per row).  Candidates are visited in a
  * fixed order (options 1.., then checkpoints s+1..e-1) and replace the
  * current best only when strictly faster: the result does not depend on the
  * thread that computes it. */
@@ -277,24 +276,19 @@ rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_par
     }
     if (feasible) {
         int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
-        int nchunks = (t->M + 1 + DP_CHUNK - 1) / DP_CHUNK;
-        int32_t *scratch = malloc((size_t)nt * DP_CHUNK * sizeof *scratch);
+        size_t row = (size_t)t->M + 1;
+        int32_t *scratch = malloc((size_t)nt * row * sizeof *scratch);
         if (!scratch) {
             rk_dp_table_free(t);
             return rk_fail(err, RK_ENOMEM, "out of memory");
         }
 #pragma omp parallel num_threads(nt)
         {
-            int32_t *dsc = scratch + (size_t)omp_get_thread_num() * DP_CHUNK;
+            int32_t *dsc = scratch + (size_t)omp_get_thread_num() * row;
             for (int len = 1; len <= L; len++) {
-                int ntask = (L - len + 1) * nchunks;
+                /* every row (s, s+len) depends only on shorter rows */
 #pragma omp for schedule(dynamic, 1)
-                for (int task = 0; task < ntask; task++) {
-                    int s = task / nchunks, ch = task % nchunks;
-                    int m0 = ch * DP_CHUNK, m1 = m0 + DP_CHUNK;
-                    if (m1 > t->M + 1) m1 = t->M + 1;
-                    fill_cells(t, s, s + len, m0, m1, dsc);
-                }
+                for (int s = 0; s <= L - len; s++) fill_cells(t, s, s + len, 0, t->M + 1, dsc);
             }
         }
         free(scratch);

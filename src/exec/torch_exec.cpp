@@ -50,7 +50,8 @@ struct RkErr {
 
 [[noreturn]] void fail(rk_status st, const std::string &m) { throw RkErr{st, m}; }
 
-std::string where(const Node *n) {
+std::string where(const Node *cn) {
+    Node *n = const_cast<Node *>(cn);
     std::ostringstream s;
     s << n->kind().toQualString();
     if (n->outputs().size() > 0) s << " (%" << n->output(0)->debugName() << ")";
@@ -277,8 +278,9 @@ struct Model {
 };
 
 bool is_size_like(const Node *n) {
+    static const c10::Symbol numel = c10::Symbol::fromQualString("aten::numel");
     auto k = n->kind();
-    return k == aten::size || k == aten::dim || k == aten::numel || k == prim::device || k == prim::dtype ||
+    return k == aten::size || k == aten::dim || k == numel || k == prim::device || k == prim::dtype ||
            k == prim::layout || k == aten::is_floating_point || k == prim::requires_grad || k == aten::len;
 }
 

@@ -8,6 +8,11 @@ RKMATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 RKMATE_BUILD_PACKAGES="gcc g++ meson ninja-build pkg-config check libsubunit-dev libjansson-dev zlib1g-dev python3"
 RKMATE_TORCH_PACKAGES="libtorch-dev python3-torch python3-torchvision"
 
+# nvcc lives outside PATH on the CUDA toolkit images.
+if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
+    export PATH="$PATH:/usr/local/cuda/bin"
+fi
+
 rk_log() { printf '%s\n' "[rkmate] $*" >&2; }
 
 # rk_ensure_packages PKG... : apt-get install the ones not yet installed.
