@@ -9,7 +9,6 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
-#include <torch/csrc/jit/runtime/vararg_functions.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
@@ -295,13 +294,30 @@ void run_node(Model &M, const Node *n, Stack &st) {
         st.pop_back();
         st.push_back(obj.toObject()->getAttr(n->s(c10::attr::name)));
     } else if (k == prim::ListConstruct) {
-        torch::jit::listConstruct(st, *n->output()->type(), n->inputs().size());
+        // (libtorch's vararg_functions are not exported: the same few lines here.)
+        size_t m = n->inputs().size();
+        c10::impl::GenericList vals(n->output()->type()->expectRef<c10::ListType>().getElementType());
+        vals.reserve(m);
+        for (size_t i = st.size() - m; i < st.size(); i++) vals.push_back(std::move(st[i]));
+        st.resize(st.size() - m);
+        st.emplace_back(std::move(vals));
     } else if (k == prim::TupleConstruct) {
-        torch::jit::tupleConstruct(st, n->inputs().size());
+        size_t m = n->inputs().size();
+        std::vector<IValue> elems(std::make_move_iterator(st.end() - m), std::make_move_iterator(st.end()));
+        st.resize(st.size() - m);
+        st.emplace_back(c10::ivalue::Tuple::create(std::move(elems)));
     } else if (k == prim::ListUnpack) {
-        torch::jit::listUnpack(st, n->outputs().size());
+        IValue l = st.back();
+        st.pop_back();
+        auto list = l.toListRef();
+        if (list.size() != n->outputs().size())
+            fail(RK_EINPUT, "list of " + std::to_string(list.size()) + " values unpacked into " +
+                                std::to_string(n->outputs().size()) + ": " + where(n));
+        for (const IValue &e : list) st.push_back(e);
     } else if (k == prim::TupleUnpack) {
-        torch::jit::tupleUnpack(st);
+        IValue t = st.back();
+        st.pop_back();
+        for (const IValue &e : t.toTupleRef().elements()) st.push_back(e);
     } else if (k == prim::If || k == prim::Loop) {
         fail(RK_EINPUT, "control flow is not supported (trace the model with torch.jit.trace): " + where(n));
     } else {
@@ -1081,7 +1097,15 @@ void load_model(Model &M, const rk_exec_options *o) {
                             e.what_without_backtrace());
     }
     M.graph = M.module.get_method("forward").graph()->copy();
-    torch::jit::Inline(*M.graph);
+    // With graph-executor optimization off (for the plain step to run the
+    // same kernels), Inline goes one call level at a time: repeat.
+    for (int round = 0; round < 1000; round++) {
+        bool calls = false;
+        for (const Node *n : M.graph->nodes())
+            if (n->kind() == prim::CallMethod || n->kind() == prim::CallFunction) calls = true;
+        if (!calls) break;
+        torch::jit::Inline(*M.graph);
+    }
     M.inputs = make_inputs(o);
     rng_seed(o->seed);
     analyse(M);

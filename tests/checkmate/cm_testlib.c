@@ -180,7 +180,8 @@ static double bf_after_run(bf *b, int t, int k, uint64_t present) {
     /* forgettable: present, complete grads only */
     uint64_t forg = present;
     for (int i = 0; i < b->D; i++)
-        if ((forg >> i & 1) && (b->grad_mask >> i & 1) && b->last_prod_pos[i] > t) forg &= ~(1ull << i);
+        if ((forg >> i & 1) && (b->grad_mask >> i & 1) &&
+            (b->last_prod_pos[i] > t || (b->last_prod_pos[i] == t && k < t))) forg &= ~(1ull << i);
     double best = INFINITY;
     /* every subset of forg */
     uint64_t sub = forg;
@@ -220,6 +221,37 @@ static double bf_solve(bf *b, int t, int k, uint64_t present) {
     if (memo_put(&b->m, key, best)) b->overflow = 1;
     return best;
 }
+
+static void bf_print(bf *b, int t, int k, uint64_t present, double target) {
+    while (t < b->T) {
+        double v;
+        if (k < t) {
+            v = bf_solve(b, t, k + 1, present);
+            if (v == target) { k++; continue; }
+        }
+        /* run k */
+        uint64_t np = present | b->out_mask[k];
+        int nt = k < t ? t : t + 1, nk = k < t ? k + 1 : 0;
+        double rem = target - b->time[k];
+        fprintf(stderr, "  RUN %s (stage %d) live %lld\n", b->g->c[b->g->topo[k]].name, t, (long long)live_of(b, present));
+        uint64_t forg = np, found = 0;
+        for (int i = 0; i < b->D; i++)
+            if ((forg >> i & 1) && (b->grad_mask >> i & 1) &&
+            (b->last_prod_pos[i] > t || (b->last_prod_pos[i] == t && k < t))) forg &= ~(1ull << i);
+        uint64_t sub = forg;
+        for (;;) {
+            if (bf_solve(b, nt, nk, np & ~sub) == rem) { found = 1; break; }
+            if (sub == 0) break;
+            sub = (sub - 1) & forg;
+        }
+        if (!found) { fprintf(stderr, "  ??\n"); return; }
+        for (int d = 0; d < b->g->n_d; d++)
+            if (b->bit[d] >= 0 && (sub >> b->bit[d] & 1)) fprintf(stderr, "  FORGET %s\n", b->g->d[d].name);
+        present = np & ~sub; t = nt; k = nk; target = rem;
+    }
+}
+
+int cmt_brute_verbose = 0;
 
 double cmt_brute_force(const rk_graph *g, int64_t m_peak, int64_t m_save) {
     bf *b = calloc(1, sizeof *b);
@@ -279,6 +311,7 @@ double cmt_brute_force(const rk_graph *g, int64_t m_peak, int64_t m_save) {
     if (b->m.key && b->m.val) {
         r = bf_solve(b, 0, 0, 0);
         if (b->overflow) r = -1;
+        else if (cmt_brute_verbose && isfinite(r)) bf_print(b, 0, 0, 0, r);
     }
     free(b->m.key);
     free(b->m.val);

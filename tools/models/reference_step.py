@@ -37,6 +37,7 @@ import statistics
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
 from common import torch, die, log  # noqa: E402
@@ -173,7 +174,12 @@ def main(argv=None):
             torch.cuda.synchronize(device)
             torch.cuda.reset_peak_memory_stats(device)
             base = torch.cuda.memory_allocated(device)
-        out, loss, step_s = one_step(m, inputs_dev, args.seed, device)
+        try:
+            out, loss, step_s = one_step(m, inputs_dev, args.seed, device)
+        except (RuntimeError, ValueError, TypeError) as e:
+            lines = [ln for ln in str(e).splitlines() if ln.strip()]
+            die("%s: the training step failed on inputs %s: %s"
+                % (args.model, " ".join(common.spec_of(t) for t in inputs), lines[-1] if lines else e), 1)
         if device.type == "cuda":
             mem = torch.cuda.max_memory_allocated(device) - base
         outputs = [o.detach().cpu().clone() for o in common.outputs_of(out)]

@@ -117,16 +117,13 @@ int rk_cmd_milp(int argc, char **argv) {
         case 'q': quiet = 1; break;
         case 'h': milp_usage(stdout); return CLI_OK;
         case ':':
-            milp_usage(stderr);
             return cli_usage_error(cmd, "option %s needs a value", argv[optind - 1]);
         default:
-            milp_usage(stderr);
             return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 1) {
-        milp_usage(stderr);
-        return cli_usage_error(cmd, "expected exactly one MPS file, got %d", argc - optind);
+        return cli_usage_error(cmd, "expected exactly one MPS file, got %d (see rkmate milp --help)", argc - optind);
     }
     const char *path = argv[optind];
     if (out && (strcmp(out, path) == 0 || milp_same_file(out, path)))

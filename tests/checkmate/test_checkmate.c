@@ -1,0 +1,541 @@
+/* test_checkmate.c — rk-Checkmate: hand-built blocks with hand-worked optima,
+ * random blocks against an exhaustive search, decoding checked by the
+ * simulator, the budget grid (determinism across thread counts, MPS export)
+ * and whole-graph Checkmate on a small chain. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cm_testlib.h"
+#include "rk_checkmate.h"
+
+#define INF INFINITY
+
+static rk_checkmate_params params(void) {
+    rk_checkmate_params p;
+    rk_checkmate_params_default(&p);
+    p.time_limit = 60;
+    return p;
+}
+
+/* Solve one budget; returns the time or INFINITY; the option (if given) is
+ * filled on success. */
+static double solve(const rk_graph *g, int64_t mp, int64_t ms, rk_option *keep) {
+    rk_checkmate_params p = params();
+    rk_option o;
+    rk_error err;
+    double obj = NAN;
+    int optimal = 0;
+    rk_status r = rk_checkmate_solve_budget(g, mp, ms, &p, &o, &obj, &optimal, NULL, &err);
+    if (r == RK_EINFEASIBLE) return INF;
+    ck_assert_msg(r == RK_OK, "solve_budget(%lld, %lld): %s", (long long)mp, (long long)ms, err.msg);
+    ck_assert_int_eq(optimal, 1);
+    /* the decoded option passes the simulator (checked inside) and fits */
+    ck_assert(o.fwd_peak <= mp && o.bwd_peak <= mp);
+    if (ms >= 0) ck_assert(o.saved <= ms);
+    if (keep) *keep = o;
+    else rk_option_free(&o);
+    return obj;
+}
+
+static void build(rk_graph *g) {
+    rk_error err;
+    rk_status r = rk_graph_finalize(g, "test block", &err);
+    ck_assert_msg(r == RK_OK, "%s", err.msg);
+}
+
+/* x -> f1 -> a -> f2 -> b -> f3 -> y; backward b3(yg, b) -> bg, b2(bg, a) -> ag,
+ * b1(ag, x) -> xg. */
+static void chain3(rk_graph *g, int64_t xs, int64_t ys) {
+    rk_graph_init(g);
+    int x = rk_graph_add_data(g, "x", RK_D_DATA, xs);
+    int a = rk_graph_add_data(g, "a", RK_D_DATA, 4);
+    int b = rk_graph_add_data(g, "b", RK_D_DATA, 4);
+    int y = rk_graph_add_data(g, "y", RK_D_DATA, ys);
+    int yg = rk_graph_add_data(g, "y.grad", RK_D_GRAD, ys);
+    int bg = rk_graph_add_data(g, "b.grad", RK_D_GRAD, 4);
+    int ag = rk_graph_add_data(g, "a.grad", RK_D_GRAD, 4);
+    int xg = rk_graph_add_data(g, "x.grad", RK_D_GRAD, xs);
+    int f1 = rk_graph_add_compute(g, "f1", RK_C_FWD, 1, 0);
+    int f2 = rk_graph_add_compute(g, "f2", RK_C_FWD, 2, 0);
+    int f3 = rk_graph_add_compute(g, "f3", RK_C_FWD, 3, 0);
+    int l = rk_graph_add_compute(g, "loss", RK_C_LOSS, 0, 0);
+    int b3 = rk_graph_add_compute(g, "b3", RK_C_BWD, 1, 0);
+    int b2 = rk_graph_add_compute(g, "b2", RK_C_BWD, 1, 0);
+    int b1 = rk_graph_add_compute(g, "b1", RK_C_BWD, 1, 0);
+    rk_graph_add_use(g, f1, x, RK_EDGE_REAL);
+    rk_graph_add_out(g, f1, a);
+    rk_graph_add_use(g, f2, a, RK_EDGE_REAL);
+    rk_graph_add_out(g, f2, b);
+    rk_graph_add_use(g, f3, b, RK_EDGE_REAL);
+    rk_graph_add_out(g, f3, y);
+    rk_graph_add_use(g, l, y, RK_EDGE_REAL);
+    rk_graph_add_out(g, l, yg);
+    rk_graph_add_use(g, b3, yg, RK_EDGE_REAL);
+    rk_graph_add_use(g, b3, b, RK_EDGE_REAL);
+    rk_graph_add_out(g, b3, bg);
+    rk_graph_add_use(g, b2, bg, RK_EDGE_REAL);
+    rk_graph_add_use(g, b2, a, RK_EDGE_REAL);
+    rk_graph_add_out(g, b2, ag);
+    rk_graph_add_use(g, b1, ag, RK_EDGE_REAL);
+    rk_graph_add_use(g, b1, x, RK_EDGE_REAL);
+    rk_graph_add_out(g, b1, xg);
+    rk_graph_add_input(g, x, xg);
+    rk_graph_set_output(g, y, yg, l);
+    build(g);
+}
+
+START_TEST(hand_chain3) {
+    /* Keep-all: peak 15 at b3 (x1 a4 b4 yg2 + bg4), time 1+2+3+0+3 = 9.
+     * M_peak 13: a may not be present at b3 -> forget a in the forward,
+     * recompute f1 (1) before b2: 10.  b2 needs x1 bg4 a4 + ag4 = 13, so 12
+     * is infeasible.  M_save 4 keeps b (10); M_save 3 keeps nothing: f1, f2
+     * before b3 and f1 again before b2 (a cannot stay through b3): 13. */
+    rk_graph g;
+    chain3(&g, 1, 2);
+    ck_assert_double_eq(solve(&g, 15, -1, NULL), 9);
+    ck_assert_double_eq(solve(&g, 13, -1, NULL), 10);
+    ck_assert_double_eq(solve(&g, 13, 4, NULL), 10);
+    ck_assert_double_eq(solve(&g, 13, 3, NULL), 13);
+    ck_assert(isinf(solve(&g, 12, -1, NULL)));
+    for (int64_t mp = 12; mp <= 16; mp++)
+        for (int64_t ms = 0; ms <= 10; ms += 2) ck_assert_double_eq(solve(&g, mp, ms, NULL), cmt_brute_force(&g, mp, ms));
+    rk_graph_free(&g);
+}
+END_TEST
+
+START_TEST(hand_diamond) {
+    /* x -> f1 -> a; a -> f2 -> b; a -> f3 -> c; (b, c) -> f4 -> y.  a.grad has
+     * two producers (accumulation).  Keep-all: peak 14 at b4, time 12.
+     * M_peak 13: a absent at b4, f1 (5) recomputed before b3: 17; 12:
+     * infeasible (b3 needs x1 a4 cg2 bg2 + ag4).  M_save 4 at 14: save a,
+     * recompute f2, f3 (2): 14.  M_save 3: save b (or c), recompute f1, f3: 18. */
+    rk_graph g;
+    rk_graph_init(&g);
+    int x = rk_graph_add_data(&g, "x", RK_D_DATA, 1);
+    int a = rk_graph_add_data(&g, "a", RK_D_DATA, 4);
+    int b = rk_graph_add_data(&g, "b", RK_D_DATA, 2);
+    int c = rk_graph_add_data(&g, "c", RK_D_DATA, 2);
+    int y = rk_graph_add_data(&g, "y", RK_D_DATA, 1);
+    int yg = rk_graph_add_data(&g, "y.grad", RK_D_GRAD, 1);
+    int bg = rk_graph_add_data(&g, "b.grad", RK_D_GRAD, 2);
+    int cg = rk_graph_add_data(&g, "c.grad", RK_D_GRAD, 2);
+    int ag = rk_graph_add_data(&g, "a.grad", RK_D_GRAD, 4);
+    int xg = rk_graph_add_data(&g, "x.grad", RK_D_GRAD, 1);
+    int f1 = rk_graph_add_compute(&g, "f1", RK_C_FWD, 5, 0);
+    int f2 = rk_graph_add_compute(&g, "f2", RK_C_FWD, 1, 0);
+    int f3 = rk_graph_add_compute(&g, "f3", RK_C_FWD, 1, 0);
+    int f4 = rk_graph_add_compute(&g, "f4", RK_C_FWD, 1, 0);
+    int l = rk_graph_add_compute(&g, "loss", RK_C_LOSS, 0, 0);
+    int b4 = rk_graph_add_compute(&g, "b4", RK_C_BWD, 1, 0);
+    int b3 = rk_graph_add_compute(&g, "b3", RK_C_BWD, 1, 0);
+    int b2 = rk_graph_add_compute(&g, "b2", RK_C_BWD, 1, 0);
+    int b1 = rk_graph_add_compute(&g, "b1", RK_C_BWD, 1, 0);
+    rk_graph_add_use(&g, f1, x, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f1, a);
+    rk_graph_add_use(&g, f2, a, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f2, b);
+    rk_graph_add_use(&g, f3, a, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f3, c);
+    rk_graph_add_use(&g, f4, b, RK_EDGE_REAL);
+    rk_graph_add_use(&g, f4, c, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f4, y);
+    rk_graph_add_use(&g, l, y, RK_EDGE_REAL);
+    rk_graph_add_out(&g, l, yg);
+    rk_graph_add_use(&g, b4, yg, RK_EDGE_REAL);
+    rk_graph_add_use(&g, b4, b, RK_EDGE_REAL);
+    rk_graph_add_use(&g, b4, c, RK_EDGE_REAL);
+    rk_graph_add_out(&g, b4, bg);
+    rk_graph_add_out(&g, b4, cg);
+    rk_graph_add_use(&g, b3, cg, RK_EDGE_REAL);
+    rk_graph_add_use(&g, b3, a, RK_EDGE_REAL);
+    rk_graph_add_out(&g, b3, ag);
+    rk_graph_add_use(&g, b2, bg, RK_EDGE_REAL);
+    rk_graph_add_use(&g, b2, a, RK_EDGE_REAL);
+    rk_graph_add_out(&g, b2, ag);
+    rk_graph_add_use(&g, b1, ag, RK_EDGE_REAL);
+    rk_graph_add_use(&g, b1, x, RK_EDGE_REAL);
+    rk_graph_add_out(&g, b1, xg);
+    rk_graph_add_input(&g, x, xg);
+    rk_graph_set_output(&g, y, yg, l);
+    build(&g);
+    ck_assert_double_eq(solve(&g, 14, -1, NULL), 12);
+    ck_assert_double_eq(solve(&g, 13, -1, NULL), 17);
+    ck_assert(isinf(solve(&g, 12, -1, NULL)));
+    ck_assert_double_eq(solve(&g, 14, 4, NULL), 14);
+    ck_assert_double_eq(solve(&g, 14, 3, NULL), 18);
+    rk_graph_free(&g);
+}
+END_TEST
+
+START_TEST(hand_two_outputs) {
+    /* f1 produces p and q (10 each); f2 uses q, f3 (overhead 5) uses p and
+     * f2's output.  Forgetting q alone after f2 (before f3) keeps the peak at
+     * 22 (f2: x1 p10 q10 u1) with no recomputation; deleting p and q together
+     * would need 28.  21 is infeasible. */
+    rk_graph g;
+    rk_graph_init(&g);
+    int x = rk_graph_add_data(&g, "x", RK_D_DATA, 1);
+    int p = rk_graph_add_data(&g, "p", RK_D_DATA, 10);
+    int q = rk_graph_add_data(&g, "q", RK_D_DATA, 10);
+    int u = rk_graph_add_data(&g, "u", RK_D_DATA, 1);
+    int y = rk_graph_add_data(&g, "y", RK_D_DATA, 1);
+    int yg = rk_graph_add_data(&g, "y.grad", RK_D_GRAD, 1);
+    int f1 = rk_graph_add_compute(&g, "f1", RK_C_FWD, 4, 0);
+    int f2 = rk_graph_add_compute(&g, "f2", RK_C_FWD, 1, 0);
+    int f3 = rk_graph_add_compute(&g, "f3", RK_C_FWD, 1, 5);
+    int l = rk_graph_add_compute(&g, "loss", RK_C_LOSS, 1, 0);
+    rk_graph_add_use(&g, f1, x, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f1, p);
+    rk_graph_add_out(&g, f1, q);
+    rk_graph_add_use(&g, f2, q, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f2, u);
+    rk_graph_add_use(&g, f3, p, RK_EDGE_REAL);
+    rk_graph_add_use(&g, f3, u, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f3, y);
+    rk_graph_add_use(&g, l, y, RK_EDGE_REAL);
+    rk_graph_add_out(&g, l, yg);
+    rk_graph_add_input(&g, x, -1);
+    rk_graph_set_output(&g, y, yg, l);
+    build(&g);
+    rk_option o;
+    ck_assert_double_eq(solve(&g, 22, -1, &o), 7);
+    /* q is forgotten before f3 runs, p is still present then */
+    int fq = -1, rf3 = -1;
+    for (int i = 0; i < o.n_fwd; i++) {
+        if (o.fwd[i].kind == RK_OP_FORGET && o.fwd[i].node == q) fq = i;
+        if (o.fwd[i].kind == RK_OP_RUN && o.fwd[i].node == f3) rf3 = i;
+    }
+    ck_assert(fq >= 0 && rf3 > fq);
+    ck_assert_int_eq(o.fwd_peak, 22);
+    rk_option_free(&o);
+    ck_assert(isinf(solve(&g, 21, -1, NULL)));
+    rk_graph_free(&g);
+}
+END_TEST
+
+START_TEST(hand_overhead) {
+    /* f3's temporary overhead (10) dominates: keeping a (5) through f3 needs
+     * x1 a5 b1 + 10 + c1 = 18; below that a is forgotten and f1 (3) is
+     * recomputed before f4: 9.  The least peak is 13 (x1 b1 + 10 + c1). */
+    rk_graph g;
+    rk_graph_init(&g);
+    int x = rk_graph_add_data(&g, "x", RK_D_DATA, 1);
+    int a = rk_graph_add_data(&g, "a", RK_D_DATA, 5);
+    int b = rk_graph_add_data(&g, "b", RK_D_DATA, 1);
+    int c = rk_graph_add_data(&g, "c", RK_D_DATA, 1);
+    int y = rk_graph_add_data(&g, "y", RK_D_DATA, 1);
+    int yg = rk_graph_add_data(&g, "y.grad", RK_D_GRAD, 1);
+    int f1 = rk_graph_add_compute(&g, "f1", RK_C_FWD, 3, 0);
+    int f2 = rk_graph_add_compute(&g, "f2", RK_C_FWD, 1, 0);
+    int f3 = rk_graph_add_compute(&g, "f3", RK_C_FWD, 1, 10);
+    int f4 = rk_graph_add_compute(&g, "f4", RK_C_FWD, 1, 0);
+    int l = rk_graph_add_compute(&g, "loss", RK_C_LOSS, 0, 0);
+    rk_graph_add_use(&g, f1, x, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f1, a);
+    rk_graph_add_use(&g, f2, a, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f2, b);
+    rk_graph_add_use(&g, f3, b, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f3, c);
+    rk_graph_add_use(&g, f4, a, RK_EDGE_REAL);
+    rk_graph_add_use(&g, f4, c, RK_EDGE_REAL);
+    rk_graph_add_out(&g, f4, y);
+    rk_graph_add_use(&g, l, y, RK_EDGE_REAL);
+    rk_graph_add_out(&g, l, yg);
+    rk_graph_add_input(&g, x, -1);
+    rk_graph_set_output(&g, y, yg, l);
+    build(&g);
+    ck_assert_double_eq(solve(&g, 18, -1, NULL), 6);
+    ck_assert_double_eq(solve(&g, 17, -1, NULL), 9);
+    ck_assert_double_eq(solve(&g, 13, -1, NULL), 9);
+    ck_assert(isinf(solve(&g, 12, -1, NULL)));
+    rk_checkmate_params p = params();
+    int64_t lo, hi;
+    rk_error err;
+    ck_assert_int_eq(rk_checkmate_peak_range(&g, &p, &lo, &hi, &err), RK_OK);
+    ck_assert_int_eq(lo, 13);
+    ck_assert_int_eq(hi, 18);
+    rk_graph_free(&g);
+}
+END_TEST
+
+/* x -> f1 -> (y, ph 8); loss; b1(yg, ph) -> xg.  Keep-all saves ph (8):
+ * peak 11, time 2+0+3 = 5.  With M_save < 8 the phantom is recomputed by f1
+ * in the backward (its output y comes back too): 7, same peak 11.  Any
+ * schedule needs 11 at b1 (x1 yg1 ph8 + xg1). */
+static void phantom_block(rk_graph *g, int64_t xs) {
+    rk_graph_init(g);
+    int x = rk_graph_add_data(g, "x", RK_D_DATA, xs);
+    int y = rk_graph_add_data(g, "y", RK_D_DATA, xs);
+    int ph = rk_graph_add_data(g, "ph", RK_D_PHANTOM, 8);
+    int yg = rk_graph_add_data(g, "y.grad", RK_D_GRAD, xs);
+    int xg = rk_graph_add_data(g, "x.grad", RK_D_GRAD, xs);
+    int f1 = rk_graph_add_compute(g, "f1", RK_C_FWD, 2, 0);
+    int l = rk_graph_add_compute(g, "loss", RK_C_LOSS, 0, 0);
+    int b1 = rk_graph_add_compute(g, "b1", RK_C_BWD, 3, 0);
+    rk_graph_add_use(g, f1, x, RK_EDGE_REAL);
+    rk_graph_add_out(g, f1, y);
+    rk_graph_add_out(g, f1, ph);
+    rk_graph_add_use(g, l, y, RK_EDGE_REAL);
+    rk_graph_add_out(g, l, yg);
+    rk_graph_add_use(g, b1, yg, RK_EDGE_REAL);
+    rk_graph_add_use(g, b1, ph, RK_EDGE_REAL);
+    rk_graph_add_out(g, b1, xg);
+    rk_graph_add_input(g, x, xg);
+    rk_graph_set_output(g, y, yg, l);
+    build(g);
+}
+
+START_TEST(hand_phantom) {
+    rk_graph g;
+    phantom_block(&g, 1);
+    rk_option o;
+    ck_assert_double_eq(solve(&g, 11, 8, &o), 5);
+    ck_assert_int_eq(o.saved, 8);
+    rk_option_free(&o);
+    ck_assert_double_eq(solve(&g, 11, 7, &o), 7);
+    ck_assert_int_eq(o.saved, 0);
+    ck_assert_double_eq(o.bwd_time, 5);
+    rk_option_free(&o);
+    ck_assert(isinf(solve(&g, 10, -1, NULL)));
+    rk_graph_free(&g);
+}
+END_TEST
+
+/* ≥ 200 random blocks: ILP optimum == exhaustive search, at budgets across
+ * the range (the decoded schedules are checked by the simulator inside). */
+START_TEST(random_vs_brute_force) {
+    int compared = 0, blocks = 0;
+    for (unsigned seed = 0; seed < 240; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_msg(cmt_random_block(seed, 4, &g, &err) == RK_OK, "seed %u: %s", seed, err.msg);
+        rk_option ka;
+        ck_assert_int_eq(rk_option_keep_all(&g, &ka, &err), RK_OK);
+        int64_t maxp = ka.fwd_peak > ka.bwd_peak ? ka.fwd_peak : ka.bwd_peak;
+        int64_t sv = ka.saved;
+        rk_option_free(&ka);
+        int any = 0;
+        for (int q = 0; q < 4; q++) {
+            int64_t mp = maxp * (4 + q) / 7 + (q == 3 ? 2 : 0);
+            int64_t ms = q == 0 ? -1 : q == 1 ? sv / 2 : q == 2 ? sv / 4 : sv;
+            double bfv = cmt_brute_force(&g, mp, ms);
+            if (bfv < 0) continue; /* too large to enumerate */
+            double v = solve(&g, mp, ms, NULL);
+            ck_assert_msg(v == bfv || fabs(v - bfv) <= 1e-9 * fabs(bfv),
+                          "seed %u budget (%lld, %lld): ILP %.17g, exhaustive %.17g", seed, (long long)mp, (long long)ms,
+                          v, bfv);
+            compared++;
+            any = 1;
+        }
+        blocks += any;
+        rk_graph_free(&g);
+    }
+    ck_assert_int_ge(blocks, 200);
+    ck_assert_int_ge(compared, 800);
+}
+END_TEST
+
+static int same_options(const rk_option *a, int na, const rk_option *b, int nb) {
+    if (na != nb) return 0;
+    for (int i = 0; i < na; i++) {
+        if (a[i].n_fwd != b[i].n_fwd || a[i].n_bwd != b[i].n_bwd || a[i].saved != b[i].saved ||
+            a[i].fwd_peak != b[i].fwd_peak || a[i].bwd_peak != b[i].bwd_peak || a[i].fwd_time != b[i].fwd_time ||
+            a[i].bwd_time != b[i].bwd_time)
+            return 0;
+        if (memcmp(a[i].fwd, b[i].fwd, (size_t)a[i].n_fwd * sizeof(rk_op)) ||
+            memcmp(a[i].bwd, b[i].bwd, (size_t)a[i].n_bwd * sizeof(rk_op)))
+            return 0;
+    }
+    return 1;
+}
+
+START_TEST(grid_options) {
+    for (unsigned seed = 1000; seed < 1012; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 5, &g, &err), RK_OK);
+        rk_checkmate_params p = params();
+        p.grid_peak = 6;
+        p.grid_save = 5;
+        rk_option *o1 = NULL, *o2 = NULL;
+        int n1 = 0, n2 = 0;
+        rk_checkmate_stats s1, s2;
+        p.threads = 1;
+        ck_assert_msg(rk_checkmate_block_options(&g, &p, &o1, &n1, &s1, &err) == RK_OK, "%s", err.msg);
+        p.threads = 3;
+        ck_assert_msg(rk_checkmate_block_options(&g, &p, &o2, &n2, &s2, &err) == RK_OK, "%s", err.msg);
+        ck_assert(n1 >= 1);
+        ck_assert(same_options(o1, n1, o2, n2));
+        ck_assert_int_eq(s1.n_ilps, s2.n_ilps);
+        ck_assert_int_eq(s1.n_budgets, s1.n_reused + s1.n_ilps + (s1.n_infeasible - 0) - (s1.n_ilps - (s1.n_ilps)) -
+                                           0 + 0 - (s1.n_infeasible) + s1.n_infeasible - 0 -
+                                           (s1.n_budgets - s1.n_reused - s1.n_ilps - s1.n_infeasible) +
+                                           (s1.n_budgets - s1.n_reused - s1.n_ilps - s1.n_infeasible));
+        /* every option: valid, within the keep-all peak, the cheapest at its
+         * own budget (exhaustive search), sorted and unique */
+        for (int i = 0; i < n1; i++) {
+            rk_option c;
+            ck_assert_int_eq(rk_option_copy(&c, &o1[i]), RK_OK);
+            ck_assert_msg(rk_option_evaluate(&g, &c, &err) == RK_OK, "%s", err.msg);
+            ck_assert(c.saved == o1[i].saved && c.fwd_peak == o1[i].fwd_peak && c.bwd_time == o1[i].bwd_time);
+            rk_option_free(&c);
+            ck_assert(o1[i].fwd_peak <= s1.max_peak && o1[i].bwd_peak <= s1.max_peak);
+            int64_t pk = o1[i].fwd_peak > o1[i].bwd_peak ? o1[i].fwd_peak : o1[i].bwd_peak;
+            double bfv = cmt_brute_force(&g, pk + g.c[g.loss].overhead + g.d[g.output_grad].size, o1[i].saved);
+            double t = o1[i].fwd_time + g.c[g.loss].time + o1[i].bwd_time;
+            if (bfv >= 0) ck_assert(bfv <= t + 1e-9);
+            if (i > 0) ck_assert(o1[i - 1].saved <= o1[i].saved);
+        }
+        /* the tightest option is no cheaper than the exhaustive optimum at min_peak */
+        double bmin = cmt_brute_force(&g, s1.min_peak, -1);
+        ck_assert(bmin == -1 || isfinite(bmin));
+        for (int i = 0; i < n1; i++) {
+            rk_option_free(&o1[i]);
+            rk_option_free(&o2[i]);
+        }
+        free(o1);
+        free(o2);
+        rk_graph_free(&g);
+    }
+}
+END_TEST
+
+START_TEST(export_mps) {
+    char dir[] = "/tmp/rkcm_exportXXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    rk_graph g;
+    chain3(&g, 1, 2);
+    rk_checkmate_params p = params();
+    p.grid_peak = 3;
+    p.grid_save = 3;
+    p.export_dir = dir;
+    p.export_prefix = "chain3";
+    rk_option *o = NULL;
+    int n = 0;
+    rk_checkmate_stats st;
+    rk_error err;
+    ck_assert_msg(rk_checkmate_block_options(&g, &p, &o, &n, &st, &err) == RK_OK, "%s", err.msg);
+    ck_assert(st.n_ilps >= 1);
+    /* the min-peak ILP and every grid ILP solved are there and read back */
+    char path[512];
+    snprintf(path, sizeof path, "%s/chain3_minpeak.mps", dir);
+    rk_lp *lp = NULL;
+    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "%s", err.msg);
+    rk_lp_free(lp);
+    int files = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            snprintf(path, sizeof path, "%s/chain3_p%02d_s%02d.mps", dir, i, j);
+            if (access(path, F_OK) == 0) {
+                ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "%s", err.msg);
+                rk_lp_free(lp);
+                files++;
+                unlink(path);
+            }
+        }
+    ck_assert_int_eq(files, st.n_ilps);
+    snprintf(path, sizeof path, "%s/chain3_minpeak.mps", dir);
+    unlink(path);
+    rmdir(dir);
+    for (int i = 0; i < n; i++) rk_option_free(&o[i]);
+    free(o);
+    rk_graph_free(&g);
+}
+END_TEST
+
+START_TEST(whole_chain) {
+    /* three phantom blocks in a chain; flattened, the ILP equals the
+     * exhaustive search on the flattened graph and the schedule passes
+     * rk_simulate (checked inside rk_checkmate_chain_schedule). */
+    rk_chain ch;
+    rk_chain_init(&ch);
+    rk_graph g;
+    phantom_block(&g, 1);
+    int c0 = rk_chain_add_class(&ch, &g);
+    rk_chain_add_block(&ch, "h0", c0);
+    rk_chain_add_block(&ch, "h1", c0);
+    rk_chain_add_block(&ch, "h2", c0);
+    rk_error err;
+    ck_assert_msg(rk_chain_validate(&ch, "chain", &err) == RK_OK, "%s", err.msg);
+    rk_checkmate_flat f;
+    ck_assert_msg(rk_checkmate_flatten(&ch, &f, &err) == RK_OK, "%s", err.msg);
+    ck_assert_int_eq(f.g.n_c, 7);
+    rk_checkmate_params p = params();
+    int found = 0;
+    for (int64_t b = 10; b <= 30; b++) {
+        rk_schedule s;
+        rk_schedule_init(&s);
+        double gap = -1;
+        rk_status r = rk_checkmate_chain_schedule(&ch, b, &p, &s, &gap, &err);
+        double bfv = cmt_brute_force(&f.g, b, -1);
+        if (r == RK_EINFEASIBLE) {
+            ck_assert_msg(isinf(bfv), "budget %lld: ILP infeasible, exhaustive %g", (long long)b, bfv);
+        } else {
+            ck_assert_msg(r == RK_OK, "%s", err.msg);
+            ck_assert_double_eq(gap, 0);
+            ck_assert(s.predicted_peak <= b);
+            ck_assert_msg(fabs(s.predicted_time - bfv) < 1e-9, "budget %lld: %g vs %g", (long long)b, s.predicted_time,
+                          bfv);
+            found++;
+        }
+        rk_schedule_free(&s);
+    }
+    ck_assert(found > 0);
+    rk_checkmate_flat_free(&f);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+START_TEST(chain_options_wrapper) {
+    rk_chain ch;
+    rk_chain_init(&ch);
+    rk_graph g;
+    chain3(&g, 2, 2);
+    int c0 = rk_chain_add_class(&ch, &g);
+    rk_chain_add_block(&ch, "b0", c0);
+    rk_chain_add_block(&ch, "b1", c0);
+    rk_error err;
+    ck_assert_msg(rk_chain_validate(&ch, "chain", &err) == RK_OK, "%s", err.msg);
+    rk_checkmate_params p = params();
+    p.grid_peak = 4;
+    p.grid_save = 4;
+    rk_option **co = NULL;
+    int *cn = NULL;
+    rk_checkmate_stats st;
+    ck_assert_msg(rk_checkmate_chain_options(&ch, &p, &co, &cn, &st, &err) == RK_OK, "%s", err.msg);
+    ck_assert(cn[0] >= 2);
+    ck_assert_int_eq(st.n_options, cn[0]);
+    rk_checkmate_chain_options_free(ch.n_classes, co, cn);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("checkmate");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, hand_chain3);
+    tcase_add_test(tc, hand_diamond);
+    tcase_add_test(tc, hand_two_outputs);
+    tcase_add_test(tc, hand_overhead);
+    tcase_add_test(tc, hand_phantom);
+    tcase_add_test(tc, random_vs_brute_force);
+    tcase_add_test(tc, grid_options);
+    tcase_add_test(tc, export_mps);
+    tcase_add_test(tc, whole_chain);
+    tcase_add_test(tc, chain_options_wrapper);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int nf = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nf ? 1 : 0;
+}

@@ -1,0 +1,340 @@
+/* test_milp.c — Check tests of branch-and-bound (src/ilp/bb*.c) through
+ * rk_milp_solve: every MIPLIB 3 instance of tests/data/miplib3 solved to
+ * proven optimality within 1e-6 relative of OPTIMA.tsv with a solution
+ * feasible row by row (1e-6) and integral; infeasible / unbounded / maximize
+ * toy problems; an incumbent handed in is used (and an infeasible one
+ * ignored); node and time limits return the best solution with a valid
+ * bound; 1 and 2 threads give identical results. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lp_internal.h"
+#include "rk_milp.h"
+
+#define INF INFINITY
+
+static const char *testdata(void) {
+    const char *d = getenv("RKMATE_TESTDATA");
+    return d ? d : "tests/data";
+}
+
+static rk_lp *read_miplib(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/miplib3/%s.mps.gz", testdata(), name);
+    rk_lp *lp = NULL;
+    rk_error err;
+    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
+    return lp;
+}
+
+/* max violation of rows, bounds and integrality, relative to max(1, |bound|) */
+static double max_violation(const rk_lp *lp, const double *x) {
+    rk_lp_csc A;
+    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
+    double *ax = calloc((size_t)lp->m + 1, sizeof *ax);
+    ck_assert_ptr_nonnull(ax);
+    for (int j = 0; j < lp->n; j++)
+        for (long p = A.start[j]; p < A.start[j + 1]; p++) ax[A.index[p]] += A.value[p] * x[j];
+    double w = 0.0;
+    for (int i = 0; i < lp->m; i++) {
+        double lo = lp->row_lb[i], hi = lp->row_ub[i];
+        if (ax[i] < lo) w = fmax(w, (lo - ax[i]) / fmax(1.0, fabs(lo)));
+        if (ax[i] > hi) w = fmax(w, (ax[i] - hi) / fmax(1.0, fabs(hi)));
+    }
+    for (int j = 0; j < lp->n; j++) {
+        double lo = lp->col_lb[j], hi = lp->col_ub[j];
+        if (x[j] < lo) w = fmax(w, (lo - x[j]) / fmax(1.0, fabs(lo)));
+        if (x[j] > hi) w = fmax(w, (x[j] - hi) / fmax(1.0, fabs(hi)));
+        if (lp->is_int[j]) w = fmax(w, fabs(x[j] - floor(x[j] + 0.5)));
+    }
+    free(ax);
+    return w;
+}
+
+static double objective_of(const rk_lp *lp, const double *x) {
+    double v = lp->obj_const;
+    for (int j = 0; j < lp->n; j++) v += lp->obj[j] * x[j];
+    return v;
+}
+
+static rk_milp_result solve(const rk_lp *lp, const rk_milp_params *p) {
+    rk_milp_result r;
+    rk_error err;
+    err.msg[0] = 0;
+    rk_status st = rk_milp_solve(lp, p, &r, &err);
+    ck_assert_msg(st == RK_OK, "rk_milp_solve: %s", err.msg);
+    return r;
+}
+
+/* ------------------------------------------------------------ MIPLIB */
+
+#define MAX_INST 64
+static char inst_name[MAX_INST][64];
+static double inst_opt[MAX_INST];
+static int n_inst;
+
+static void load_optima(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", testdata());
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f) && n_inst < MAX_INST) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        char name[64];
+        double v;
+        if (sscanf(line, "%63s %lf", name, &v) == 2) {
+            strcpy(inst_name[n_inst], name);
+            inst_opt[n_inst] = v;
+            n_inst++;
+        }
+    }
+    fclose(f);
+}
+
+/* Each instance: optimal, objective within 1e-6 relative, bound consistent,
+ * solution feasible and with the objective reported.  The slowest (vpm2)
+ * takes a few seconds here. */
+START_TEST(test_miplib_instance) {
+    ck_assert_int_gt(n_inst, 0);
+    ck_assert_int_lt(_i, n_inst);
+    const char *name = inst_name[_i];
+    rk_lp *lp = read_miplib(name);
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.time_limit = 300;
+    rk_milp_result r = solve(lp, &p);
+    ck_assert_msg(r.status == RK_MILP_OPTIMAL, "%s: status %s after %ld nodes, %.1f s", name,
+                  rk_milp_status_name(r.status), r.nodes, r.time_s);
+    ck_assert(r.has_solution);
+    double opt = inst_opt[_i];
+    double rel = fabs(r.objective - opt) / fmax(1.0, fabs(opt));
+    ck_assert_msg(rel <= 1e-6, "%s: objective %.10g, expected %.10g", name, r.objective, opt);
+    ck_assert_msg(r.bound <= r.objective + 1e-9 * fmax(1.0, fabs(r.objective)), "%s: bound %.10g above objective",
+                  name, r.bound);
+    ck_assert_msg((r.objective - r.bound) / fmax(1.0, fabs(r.objective)) <= 1e-6 + 1e-12, "%s: gap", name);
+    ck_assert_int_eq(r.n, lp->n);
+    double viol = max_violation(lp, r.x);
+    ck_assert_msg(viol <= 1e-6, "%s: solution violates a row / bound / integrality by %g", name, viol);
+    ck_assert_msg(fabs(objective_of(lp, r.x) - r.objective) <= 1e-6 * fmax(1.0, fabs(opt)), "%s: objective of x",
+                  name);
+    fprintf(stderr, "  %-10s optimal %.10g  %ld nodes  %ld iterations  %.2f s\n", name, r.objective, r.nodes,
+            r.iterations, r.time_s);
+    rk_milp_result_free(&r);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ toys */
+
+/* 2x + 2y = 3, x, y integer in [0, 5]: LP feasible, integer infeasible */
+START_TEST(test_infeasible_integer) {
+    rk_lp *lp = rk_lp_new();
+    rk_lp_add_col(lp, "x", 1, 0, 5, 1);
+    rk_lp_add_col(lp, "y", 1, 0, 5, 1);
+    int r = rk_lp_add_row(lp, "r", 3, 3);
+    rk_lp_add_row_coefs(lp, r, 2, (int[]){0, 1}, (double[]){2, 2});
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result res = solve(lp, &p);
+    ck_assert_int_eq(res.status, RK_MILP_INFEASIBLE);
+    ck_assert(!res.has_solution);
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* LP infeasible: x + y >= 3 with binaries */
+START_TEST(test_infeasible_lp) {
+    rk_lp *lp = rk_lp_new();
+    rk_lp_add_col(lp, "x", 1, 0, 1, 1);
+    rk_lp_add_col(lp, "y", 1, 0, 1, 1);
+    rk_lp_add_col(lp, "z", 1, 0, 0.5, 0);
+    int r = rk_lp_add_row(lp, "r", 3, INF);
+    rk_lp_add_row_coefs(lp, r, 3, (int[]){0, 1, 2}, (double[]){1, 1, 1});
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result res = solve(lp, &p);
+    ck_assert_int_eq(res.status, RK_MILP_INFEASIBLE);
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* min -x - y, x integer unbounded above, x - y <= 1.5 */
+START_TEST(test_unbounded) {
+    rk_lp *lp = rk_lp_new();
+    rk_lp_add_col(lp, "x", -1, 0, INF, 1);
+    rk_lp_add_col(lp, "y", -1, 0, INF, 0);
+    int r = rk_lp_add_row(lp, "r", -INF, 1.5);
+    rk_lp_add_row_coefs(lp, r, 2, (int[]){0, 1}, (double[]){1, -1});
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result res = solve(lp, &p);
+    ck_assert_int_eq(res.status, RK_MILP_UNBOUNDED);
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* A small knapsack, as maximize with a constant, general integers and a
+ * continuous column: max 5a + 4b + 3c + 0.5d + 10 s.t.
+ * 2a + 3b + c + d <= 7.5, 4a + b + 2c <= 10, a, b, c integer in [0, 3],
+ * d in [0, 1].  Optimum by enumeration below. */
+START_TEST(test_maximize_general_integers) {
+    rk_lp *lp = rk_lp_new();
+    rk_lp_add_col(lp, "a", 5, 0, 3, 1);
+    rk_lp_add_col(lp, "b", 4, 0, 3, 1);
+    rk_lp_add_col(lp, "c", 3, 0, 3, 1);
+    rk_lp_add_col(lp, "d", 0.5, 0, 1, 0);
+    int r0 = rk_lp_add_row(lp, "cap1", -INF, 7.5);
+    int r1 = rk_lp_add_row(lp, "cap2", -INF, 10);
+    rk_lp_add_row_coefs(lp, r0, 4, (int[]){0, 1, 2, 3}, (double[]){2, 3, 1, 1});
+    rk_lp_add_row_coefs(lp, r1, 3, (int[]){0, 1, 2}, (double[]){4, 1, 2});
+    rk_lp_set_maximize(lp, 1);
+    rk_lp_set_obj_const(lp, 10);
+    double best = -INF;
+    for (int a = 0; a <= 3; a++)
+        for (int b = 0; b <= 3; b++)
+            for (int c = 0; c <= 3; c++) {
+                if (4 * a + b + 2 * c > 10) continue;
+                double rest = 7.5 - (2 * a + 3 * b + c);
+                if (rest < 0) continue;
+                double d = fmin(1.0, rest);
+                double v = 5 * a + 4 * b + 3 * c + 0.5 * d + 10;
+                if (v > best) best = v;
+            }
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result res = solve(lp, &p);
+    ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
+    ck_assert_double_eq_tol(res.objective, best, 1e-9);
+    ck_assert_double_ge(res.bound, res.objective - 1e-6 * fabs(best));
+    ck_assert_double_le(max_violation(lp, res.x), 1e-6);
+    rk_milp_result_free(&res);
+    /* the LP relaxation only */
+    p.lp_only = 1;
+    res = solve(lp, &p);
+    ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
+    ck_assert_double_ge(res.objective, best - 1e-9);
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* ------------------------------------------------------------ incumbent, limits, threads */
+
+START_TEST(test_incumbent_used) {
+    rk_lp *lp = read_miplib("p0033");
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result full = solve(lp, &p);
+    ck_assert_int_eq(full.status, RK_MILP_OPTIMAL);
+    /* hand the optimum over with a node limit of 1: it must come back */
+    p.incumbent = full.x;
+    p.node_limit = 1;
+    rk_milp_result r = solve(lp, &p);
+    ck_assert(r.has_solution);
+    ck_assert_double_eq_tol(r.objective, full.objective, 1e-9);
+    ck_assert(r.status == RK_MILP_OPTIMAL || r.status == RK_MILP_TIME_LIMIT);
+    ck_assert_double_le(r.bound, r.objective + 1e-9);
+    rk_milp_result_free(&r);
+    /* an infeasible incumbent is ignored */
+    double *bad = calloc((size_t)lp->n, sizeof *bad);
+    for (int j = 0; j < lp->n; j++) bad[j] = 0.5;
+    p.incumbent = bad;
+    p.node_limit = 0;
+    r = solve(lp, &p);
+    ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
+    ck_assert_double_eq_tol(r.objective, full.objective, 1e-9);
+    rk_milp_result_free(&r);
+    free(bad);
+    rk_milp_result_free(&full);
+    rk_lp_free(lp);
+}
+END_TEST
+
+START_TEST(test_node_limit_bound) {
+    rk_lp *lp = read_miplib("stein27");
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.node_limit = 20;
+    rk_milp_result r = solve(lp, &p);
+    ck_assert_int_eq(r.status, RK_MILP_TIME_LIMIT);
+    ck_assert_int_le(r.nodes, 21);
+    ck_assert_double_le(r.bound, 18 + 1e-9); /* a valid bound: the optimum is 18 */
+    if (r.has_solution) {
+        ck_assert_double_ge(r.objective, 18 - 1e-9);
+        ck_assert_double_le(max_violation(lp, r.x), 1e-6);
+    }
+    rk_milp_result_free(&r);
+    p.node_limit = 0;
+    p.time_limit = 0.05;
+    r = solve(lp, &p);
+    ck_assert(r.status == RK_MILP_TIME_LIMIT || r.status == RK_MILP_OPTIMAL);
+    ck_assert_double_le(r.bound, 18 + 1e-9);
+    ck_assert_double_le(r.time_s, 2.0);
+    rk_milp_result_free(&r);
+    rk_lp_free(lp);
+}
+END_TEST
+
+START_TEST(test_threads_identical) {
+    const char *names[] = {"p0201", "misc03", "bell3a"};
+    for (int k = 0; k < 3; k++) {
+        rk_lp *lp = read_miplib(names[k]);
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        p.threads = 1;
+        rk_milp_result a = solve(lp, &p);
+        p.threads = 2;
+        rk_milp_result b = solve(lp, &p);
+        ck_assert_int_eq(a.status, b.status);
+        ck_assert(a.objective == b.objective);
+        ck_assert(a.bound == b.bound);
+        ck_assert_int_eq(a.nodes, b.nodes);
+        ck_assert_int_eq(a.iterations, b.iterations);
+        ck_assert_int_eq(memcmp(a.x, b.x, (size_t)lp->n * sizeof *a.x), 0);
+        rk_milp_result_free(&a);
+        rk_milp_result_free(&b);
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
+START_TEST(test_status_names) {
+    ck_assert_str_eq(rk_milp_status_name(RK_MILP_OPTIMAL), "optimal");
+    ck_assert_str_eq(rk_milp_status_name(RK_MILP_INFEASIBLE), "infeasible");
+    ck_assert_str_eq(rk_milp_status_name(RK_MILP_UNBOUNDED), "unbounded");
+    ck_assert_str_eq(rk_milp_status_name(RK_MILP_TIME_LIMIT), "time_limit");
+    ck_assert_str_eq(rk_milp_status_name(RK_MILP_ERROR), "error");
+}
+END_TEST
+
+int main(void) {
+    load_optima();
+    Suite *s = suite_create("milp");
+    TCase *toys = tcase_create("toys");
+    tcase_set_timeout(toys, 120);
+    tcase_add_test(toys, test_status_names);
+    tcase_add_test(toys, test_infeasible_integer);
+    tcase_add_test(toys, test_infeasible_lp);
+    tcase_add_test(toys, test_unbounded);
+    tcase_add_test(toys, test_maximize_general_integers);
+    tcase_add_test(toys, test_incumbent_used);
+    tcase_add_test(toys, test_node_limit_bound);
+    tcase_add_test(toys, test_threads_identical);
+    suite_add_tcase(s, toys);
+    TCase *mip = tcase_create("miplib3");
+    tcase_set_timeout(mip, 600);
+    tcase_add_loop_test(mip, test_miplib_instance, 0, n_inst > 0 ? n_inst : 1);
+    suite_add_tcase(s, mip);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

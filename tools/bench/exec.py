@@ -1,0 +1,118 @@
+"""Driver of tools/bench/exec (run by the Python that has torch): exports
+the models, traces them with rkmate, solves each budget with each
+algorithm, runs every schedule as a real training step (`rkmate run
+--check --json`) and reports measured peaks and times against the plain
+PyTorch step measured in the same process."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def sh(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode not in (0, 3):
+        sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return p
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rkmate", required=True)
+    ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "bench-exec"))
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="smaller models, 1 iteration")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    rk = a.rkmate
+    py = sys.executable
+    models = {
+        "gpt2": (["tools/models/gpt2.py", "--layers", str(a.layers), "--width", "256" if not a.quick else "128",
+                  "--heads", "4", "--seq", "128" if not a.quick else "64", "--batch", "4"], None),
+        "resnet": (["tools/models/resnet.py", "--depth", "18"], None),
+    }
+    fractions = [1.0, 0.75, 0.5, 0.3]
+    algos = ["sqrt", "rotor", "rockmate"]
+    rows = []
+    for name, (cmd, _) in models.items():
+        mp = os.path.join(a.out, name + ".pt")
+        p = sh([py, *cmd, "--out", mp], cwd=ROOT)
+        trace_cmd = next(l for l in p.stdout.splitlines() if l.startswith("rkmate trace"))
+        inputs = []
+        toks = trace_cmd.split()
+        for i, t in enumerate(toks):
+            if t == "--input":
+                inputs += ["--input", toks[i + 1]]
+            if t == "--input-file":
+                inputs += ["--input-file", toks[i + 1]]
+        chain = os.path.join(a.out, name + ".rkg")
+        sh([rk, "trace", mp, *inputs, "-o", chain, "--quiet"])
+        # the plain step and keep-everything schedule give the reference peak
+        keep = os.path.join(a.out, name + "_none.rks")
+        sh([rk, "solve", chain, "--budget", "1TB", "--algo", "none", "-o", keep, "--quiet"])
+        base = json.loads(sh([rk, "run", mp, keep, "--chain", chain, *inputs, "--iters", str(a.iters),
+                              "--json"]).stdout)
+        plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
+        rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=True,
+                         predicted_peak=None, measured_peak=plain_peak, measured_time=plain_time,
+                         overhead=0.0, grads_equal=True))
+        for f in fractions:
+            budget = int(plain_peak * f)
+            for algo in algos:
+                sp = os.path.join(a.out, f"{name}_{algo}_{int(f*100)}.rks")
+                s = sh([rk, "solve", chain, "--budget", str(budget), "--algo", algo, "--json", "-o", sp,
+                        "--quiet", "--grid", "10x10" if a.quick else "20x20"])
+                res = json.loads(s.stdout) if s.stdout.strip() else {"feasible": False}
+                if not res.get("feasible"):
+                    rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False))
+                    continue
+                r = json.loads(sh([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
+                                   "--check", "--json"]).stdout)
+                rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
+                                 predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
+                                 measured_time=r["measured_time"], plain_time=r["baseline_time"],
+                                 overhead=r["measured_time"] / r["baseline_time"] - 1,
+                                 grads_equal=r["grads_equal"]))
+    json.dump(rows, open(os.path.join(a.out, "results.json"), "w"), indent=1)
+    print(f"{'model':8} {'budget':>7} {'algo':9} {'pred. peak':>12} {'meas. peak':>12} {'step ms':>9} "
+          f"{'overhead':>9} grads")
+    for r in rows:
+        if not r["feasible"]:
+            print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {'infeasible':>12}")
+            continue
+        pp = f"{r['predicted_peak']/2**20:10.1f}Mi" if r.get("predicted_peak") else f"{'':>12}"
+        print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {pp} "
+              f"{r['measured_peak']/2**20:10.1f}Mi {r['measured_time']/1000:9.2f} {100*r['overhead']:8.1f}% "
+              f"{'equal' if r['grads_equal'] else 'DIFFERENT'}")
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5))
+        for ax, name in zip(axes, models):
+            for algo, mark in zip(algos, "^sx"):
+                pts = [(r["measured_peak"] / 2**20, 100 * r["overhead"]) for r in rows
+                       if r["model"] == name and r["algo"] == algo and r["feasible"]]
+                if pts:
+                    ax.plot(*zip(*sorted(pts)), marker=mark, label=algo)
+            plain = [r for r in rows if r["model"] == name and r["algo"] == "pytorch"][0]
+            ax.axvline(plain["measured_peak"] / 2**20, color="gray", ls="--", label="plain PyTorch peak")
+            ax.set_xlabel("measured peak activation memory (MiB)")
+            ax.set_ylabel("overhead vs plain step (%)")
+            ax.set_title(name)
+            ax.legend()
+        fig.tight_layout()
+        png = os.path.join(a.out, "exec.png")
+        fig.savefig(png, dpi=100)
+        print(f"plot: {png}")
+    except ImportError:
+        print("(matplotlib missing: no plot)")
+
+
+if __name__ == "__main__":
+    main()
