@@ -32,6 +32,7 @@ static inline int64_t dp_ceil(int64_t x, int64_t u) {
     return x / u + (x % u != 0);
 }
 static inline int64_t dp_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t dp_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* Base case (s, s+1) with option o: the least m (in units u). */
 static inline int64_t dp_base_need(const dp_chain *d, int s, int o, int64_t u) {

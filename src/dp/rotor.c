@@ -4,6 +4,8 @@
  * (the plan of the optimum) and the smallest feasible budget. */
 #include <math.h>
 #include <omp.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,12 +81,18 @@ rk_status dp_need_table(const dp_chain *d, int64_t u, int64_t *need, rk_error *e
 
 /* ------------------------------------------------------------ the table */
 
+/* Row (s, t) holds the cells m in [need(s,t), hi(s,t)]: below need the
+ * subproblem is infeasible; from sat(s,t) on -- the requirement of the
+ * fastest plan, case 1 with each block's fastest option -- Opt is constant
+ * (no plan is faster, and that one fits), so hi = min(M, sat) and a read
+ * beyond hi returns the cell hi. */
 struct rk_dp_table {
     dp_chain d;
     int L, M;
     int64_t unit, budget;
     int64_t *need;      /* (L+1)^2, slots */
-    size_t *off;        /* (L+1)^2: first cell of row (s, t) = m of need */
+    int64_t *hi;        /* (L+1)^2, slots: last stored cell */
+    size_t *off;        /* (L+1)^2: index of the cell need(s, t) */
     size_t n_cells;
     double *opt;        /* n_cells */
     int16_t *dec;       /* n_cells: > 0 option (case 1 / base), < 0 -(i - s) */
@@ -100,92 +108,114 @@ void rk_dp_table_free(rk_dp_table *t) {
     if (!t) return;
     dp_chain_free(&t->d);
     free(t->need);
+    free(t->hi);
     free(t->off);
     free(t->opt);
     free(t->dec);
     free(t);
 }
 
-static inline int64_t tb_need(const rk_dp_table *t, int s, int e) { return t->need[s * (t->L + 1) + e]; }
-static inline double *tb_row(const rk_dp_table *t, int s, int e) { return t->opt + t->off[s * (t->L + 1) + e]; }
-static inline int16_t *tb_drow(const rk_dp_table *t, int s, int e) { return t->dec + t->off[s * (t->L + 1) + e]; }
+static inline size_t tb_ix(const rk_dp_table *t, int s, int e) { return (size_t)s * (size_t)(t->L + 1) + (size_t)e; }
+static inline int64_t tb_need(const rk_dp_table *t, int s, int e) { return t->need[tb_ix(t, s, e)]; }
+static inline int64_t tb_hi(const rk_dp_table *t, int s, int e) { return t->hi[tb_ix(t, s, e)]; }
+static inline double *tb_row(const rk_dp_table *t, int s, int e) { return t->opt + t->off[tb_ix(t, s, e)]; }
+static inline int16_t *tb_drow(const rk_dp_table *t, int s, int e) { return t->dec + t->off[tb_ix(t, s, e)]; }
 
 int rk_dp_table_feasible(const rk_dp_table *t) { return tb_need(t, 0, t->L) <= t->M; }
 size_t rk_dp_table_bytes(const rk_dp_table *t) {
     size_t W = (size_t)t->L + 1;
-    return sizeof *t + t->n_cells * (sizeof(double) + sizeof(int16_t)) + W * W * (sizeof(int64_t) + sizeof(size_t)) +
-           3 * W * sizeof(int64_t);
+    return sizeof *t + t->n_cells * (sizeof(double) + sizeof(int16_t)) +
+           W * W * (2 * sizeof(int64_t) + sizeof(size_t)) + 3 * W * sizeof(int64_t);
 }
 int64_t rk_dp_table_unit(const rk_dp_table *t) { return t->unit; }
 int rk_dp_table_slots(const rk_dp_table *t) { return t->M; }
 
+/* The stored cell that answers (s, e, m), or -1 when infeasible. */
+static inline long tb_cell(const rk_dp_table *t, int s, int e, int m) {
+    if (s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return -1;
+    int64_t n = tb_need(t, s, e), h = tb_hi(t, s, e);
+    if (m < n) return -1;
+    if (m > h) m = (int)h;
+    return (long)(t->off[tb_ix(t, s, e)] + (size_t)(m - n));
+}
 double rk_dp_table_opt(const rk_dp_table *t, int s, int e, int m) {
-    if (s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return INFINITY;
-    int64_t n = tb_need(t, s, e);
-    if (m < n) return INFINITY;
-    return tb_row(t, s, e)[m - n];
+    long c = tb_cell(t, s, e, m);
+    return c < 0 ? INFINITY : t->opt[c];
 }
 int rk_dp_table_decision(const rk_dp_table *t, int s, int e, int m) {
-    if (s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return 0;
-    int64_t n = tb_need(t, s, e);
-    if (m < n) return 0;
-    return tb_drow(t, s, e)[m - n];
+    long c = tb_cell(t, s, e, m);
+    return c < 0 ? 0 : t->dec[c];
 }
 double rk_dp_table_time(const rk_dp_table *t) { return rk_dp_table_opt(t, 0, t->L, t->M); }
 
-/* One task: cells m in [m0, m1) of row (s, e) (the whole row in practice,
- * so each threshold is computed once per row).  Candidates are visited in a
- * fixed order (options 1.., then checkpoints s+1..e-1) and replace the
- * current best only when strictly faster: the result does not depend on the
- * thread that computes it. */
-static void fill_cells(const rk_dp_table *tb, int s, int e, int m0, int m1, int32_t *dsc) {
+/* best[k] = min(best[k], c + x[k] + y[k]) with x, y either arrays or
+ * constants (a row read beyond its last stored cell); ties keep the earlier
+ * candidate (strict <). */
+static inline void relax_vv(double *restrict b, int32_t *restrict d, const double *restrict x,
+                            const double *restrict y, double c, int code, int n) {
+#pragma omp simd
+    for (int k = 0; k < n; k++) {
+        double v = c + x[k] + y[k];
+        int lt = isless(v, b[k]);
+        b[k] = lt ? v : b[k];
+        d[k] = lt ? code : d[k];
+    }
+}
+static inline void relax_v(double *restrict b, int32_t *restrict d, const double *restrict x, double c, int code,
+                           int n) {
+#pragma omp simd
+    for (int k = 0; k < n; k++) {
+        double v = c + x[k];
+        int lt = isless(v, b[k]);
+        b[k] = lt ? v : b[k];
+        d[k] = lt ? code : d[k];
+    }
+}
+static inline void relax_c(double *restrict b, int32_t *restrict d, double v, int code, int n) {
+#pragma omp simd
+    for (int k = 0; k < n; k++) {
+        int lt = isless(v, b[k]);
+        b[k] = lt ? v : b[k];
+        d[k] = lt ? code : d[k];
+    }
+}
+
+/* One row (s, e): cells m in [need, hi].  Candidates are visited in a fixed
+ * order (options 1.., then checkpoints s+1..e-1) and replace the current
+ * best only when strictly faster, so the result does not depend on the
+ * thread that computes the row.  Every index read is >= 0: a candidate's
+ * range starts where its shifted reads reach the source row's need. */
+static void fill_row(const rk_dp_table *tb, int s, int e, int32_t *ds) {
     const dp_chain *d = &tb->d;
-    int64_t u = tb->unit, lo = tb_need(tb, s, e);
+    int64_t u = tb->unit, lo = tb_need(tb, s, e), hi = tb_hi(tb, s, e);
     if (lo > tb->M) return;
-    if (m0 < lo) m0 = (int)lo;
-    if (m0 >= m1) return;
-    double *best = tb_row(tb, s, e) + (m0 - lo); /* best[k] = cell m0 + k */
-    int16_t *dec = tb_drow(tb, s, e) + (m0 - lo);
-    int n = m1 - m0;
+    double *best = tb_row(tb, s, e); /* best[k] = cell lo + k */
+    int16_t *dec = tb_drow(tb, s, e);
+    int n = (int)(hi - lo + 1);
     for (int k = 0; k < n; k++) {
         best[k] = INFINITY;
-        dsc[k] = 0;
+        ds[k] = 0;
     }
     int nopt = dp_cls(d, s)->n_options;
     if (e == s + 1) {
         for (int o = 1; o < nopt; o++) {
-            int64_t a = dp_base_need(d, s, o, u);
-            if (a < m0) a = m0;
-            double c = dp_base_time(d, s, o);
-            for (int k = (int)(a - m0); k < n; k++)
-                if (c < best[k]) {
-                    best[k] = c;
-                    dsc[k] = o;
-                }
+            int64_t a = dp_max(dp_base_need(d, s, o, u), lo);
+            if (a > hi) continue;
+            relax_c(best + (a - lo), ds + (a - lo), dp_base_time(d, s, o), o, (int)(hi - a + 1));
         }
     } else {
-        int64_t n1 = tb_need(tb, s + 1, e);
+        int64_t n1 = tb_need(tb, s + 1, e), h1 = tb_hi(tb, s + 1, e);
         if (n1 <= tb->M) {
             const double *sub = tb_row(tb, s + 1, e);
             for (int o = 1; o < nopt; o++) {
                 int64_t sh = dp_case1_shift(d, s, o, u);
-                int64_t a = dp_max(dp_case1_thr(d, s, e, o, u), sh + n1);
-                if (a < m0) a = m0;
-                if (a >= m1) continue;
+                int64_t a = dp_max(dp_max(dp_case1_thr(d, s, e, o, u), sh + n1), lo);
+                if (a > hi) continue;
                 const rk_dp_option_cost *x = dp_opt(d, s, o);
                 double c = x->fwd_time + x->bwd_time;
-                int k0 = (int)(a - m0);
-                double *bk = best + k0;
-                int32_t *dk = dsc + k0;
-                const double *src = sub + (a - sh - n1); /* Opt(s+1, e, m - sh), m = a.. */
-                int cnt = m1 - (int)a;
-#pragma omp simd
-                for (int k = 0; k < cnt; k++) {
-                    double v = c + src[k];
-                    int lt = isless(v, bk[k]);
-                    bk[k] = lt ? v : bk[k];
-                    dk[k] = lt ? o : dk[k];
-                }
+                int64_t p = dp_max(a - 1, dp_min(hi, h1 + sh)); /* last m reading sub directly */
+                if (p >= a) relax_v(best + (a - lo), ds + (a - lo), sub + (a - sh - n1), c, o, (int)(p - a + 1));
+                if (p < hi) relax_c(best + (p + 1 - lo), ds + (p + 1 - lo), c + sub[h1 - n1], o, (int)(hi - p));
             }
         }
         int64_t chain = 0, sh2 = dp_ceil(d->act[s], u);
@@ -195,27 +225,60 @@ static void fill_cells(const rk_dp_table *tb, int s, int e, int m0, int m1, int3
             pre += dp_opt(d, i - 1, 0)->fwd_time;
             int64_t na = tb_need(tb, i, e), nb = tb_need(tb, s, i);
             if (na > tb->M || nb > tb->M) continue;
-            int64_t a = dp_max(dp_max(dp_ceil(chain + d->G[e], u), sh2 + na), nb);
-            if (a < m0) a = m0;
-            if (a >= m1) continue;
-            int k0 = (int)(a - m0);
-            double *bk = best + k0;
-            int32_t *dk = dsc + k0;
-            const double *ra = tb_row(tb, i, e) + (a - sh2 - na); /* Opt(i, e, m - sh2) */
-            const double *rb = tb_row(tb, s, i) + (a - nb);       /* Opt(s, i, m) */
+            int64_t ha = tb_hi(tb, i, e), hb = tb_hi(tb, s, i);
+            int64_t a = dp_max(dp_max(dp_max(dp_ceil(chain + d->G[e], u), sh2 + na), nb), lo);
+            if (a > hi) continue;
+            const double *ra = tb_row(tb, i, e), *rb = tb_row(tb, s, i);
             int code = -(i - s);
-            double c = pre;
-            int cnt = m1 - (int)a;
-#pragma omp simd
-            for (int k = 0; k < cnt; k++) {
-                double v = c + ra[k] + rb[k];
-                int lt = isless(v, bk[k]);
-                bk[k] = lt ? v : bk[k];
-                dk[k] = lt ? code : dk[k];
+            /* ra is read directly up to m = ha + sh2, rb up to m = hb */
+            int64_t pa = dp_min(hi, ha + sh2), pb = dp_min(hi, hb);
+            int64_t p1 = dp_min(pa, pb);
+            if (p1 >= a)
+                relax_vv(best + (a - lo), ds + (a - lo), ra + (a - sh2 - na), rb + (a - nb), pre, code,
+                         (int)(p1 - a + 1));
+            int64_t m = dp_max(a, p1 + 1);
+            if (m <= hi) {
+                int64_t p2 = dp_max(pa, pb);
+                if (p2 >= m) {
+                    if (pa > pb) /* rb constant */
+                        relax_v(best + (m - lo), ds + (m - lo), ra + (m - sh2 - na), pre + rb[hb - nb], code,
+                                (int)(p2 - m + 1));
+                    else         /* ra constant */
+                        relax_v(best + (m - lo), ds + (m - lo), rb + (m - nb), pre + ra[ha - na], code,
+                                (int)(p2 - m + 1));
+                    m = p2 + 1;
+                }
+                if (m <= hi) relax_c(best + (m - lo), ds + (m - lo), pre + ra[ha - na] + rb[hb - nb], code,
+                                     (int)(hi - m + 1));
             }
         }
     }
-    for (int k = 0; k < n; k++) dec[k] = (int16_t)dsc[k];
+    for (int k = 0; k < n; k++) dec[k] = (int16_t)ds[k];
+}
+
+/* Wait for a row another thread is computing: spin briefly, then yield
+ * (the machine may be busy with other work). */
+static void wait_done(atomic_int *f) {
+    for (int spin = 0; !atomic_load_explicit(f, memory_order_acquire); spin++)
+        if (spin > 64) sched_yield();
+}
+
+/* sat(s, t): the requirement (slots) of case 1 all the way with each block's
+ * fastest option (ties: the lower index). */
+static void sat_table(const dp_chain *d, int64_t u, int64_t *sat) {
+    int L = d->L, W = L + 1;
+    for (int t = 1; t <= L; t++)
+        for (int s = t - 1; s >= 0; s--) {
+            int nopt = dp_cls(d, s)->n_options, best = 1;
+            for (int o = 2; o < nopt; o++) {
+                const rk_dp_option_cost *x = dp_opt(d, s, o), *y = dp_opt(d, s, best);
+                if (x->fwd_time + x->bwd_time < y->fwd_time + y->bwd_time) best = o;
+            }
+            if (t == s + 1) sat[s * W + t] = dp_base_need(d, s, best, u);
+            else
+                sat[s * W + t] = dp_max(dp_case1_thr(d, s, t, best, u),
+                                        dp_case1_shift(d, s, best, u) + sat[(s + 1) * W + t]);
+        }
 }
 
 rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_params *p, rk_dp_table **out,
@@ -248,21 +311,27 @@ rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_par
     t->M = (int)(budget / t->unit);
     size_t W = (size_t)L + 1;
     t->need = malloc(W * W * sizeof *t->need);
+    t->hi = malloc(W * W * sizeof *t->hi);
     t->off = calloc(W * W, sizeof *t->off);
-    if (!t->need || !t->off) {
+    if (!t->need || !t->hi || !t->off) {
         rk_dp_table_free(t);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
     dp_need_table(&t->d, t->unit, t->need, err);
+    for (size_t i = 0; i < W * W; i++) t->hi[i] = 0;
+    sat_table(&t->d, t->unit, t->hi);
     int feasible = tb_need(t, 0, L) <= t->M;
-    /* rows hold m in [need, M] only; nothing to fill when infeasible */
+    /* nothing to fill when infeasible */
     size_t n = 0;
     if (feasible)
         for (int s = 0; s < L; s++)
             for (int e = s + 1; e <= L; e++) {
-                t->off[s * W + e] = n;
-                int64_t nd = t->need[s * W + e];
-                if (nd <= t->M) n += (size_t)(t->M - nd + 1);
+                size_t ix = s * W + e;
+                t->off[ix] = n;
+                int64_t nd = t->need[ix];
+                if (t->hi[ix] > t->M) t->hi[ix] = t->M;
+                if (t->hi[ix] < nd) t->hi[ix] = nd; /* sat >= need always; kept safe */
+                if (nd <= t->M) n += (size_t)(t->hi[ix] - nd + 1);
             }
     t->n_cells = n;
     if (n) {
@@ -276,21 +345,42 @@ rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_par
     }
     if (feasible) {
         int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
-        size_t row = (size_t)t->M + 1;
+        size_t row = (size_t)t->M + 1, ntask = (size_t)L * (L + 1) / 2;
         int32_t *scratch = malloc((size_t)nt * row * sizeof *scratch);
-        if (!scratch) {
+        int *task_s = malloc(ntask * sizeof *task_s), *task_e = malloc(ntask * sizeof *task_e);
+        atomic_int *done = malloc(W * W * sizeof *done);
+        if (!scratch || !task_s || !task_e || !done) {
+            free(scratch), free(task_s), free(task_e), free(done);
             rk_dp_table_free(t);
             return rk_fail(err, RK_ENOMEM, "out of memory");
         }
+        /* Rows by increasing length (the paper's order); a row waits only for
+         * (s, e-1) and (s+1, e), which are done after every shorter
+         * sub-interval of [s, e]: no barrier between lengths. */
+        size_t k = 0;
+        for (int len = 1; len <= L; len++)
+            for (int s0 = 0; s0 + len <= L; s0++) task_s[k] = s0, task_e[k++] = s0 + len;
+        for (size_t i = 0; i < W * W; i++) atomic_init(&done[i], 0);
+        atomic_size_t next;
+        atomic_init(&next, 0);
 #pragma omp parallel num_threads(nt)
         {
             int32_t *dsc = scratch + (size_t)omp_get_thread_num() * row;
-            for (int len = 1; len <= L; len++) {
-                /* every row (s, s+len) depends only on shorter rows */
-#pragma omp for schedule(dynamic, 1)
-                for (int s = 0; s <= L - len; s++) fill_cells(t, s, s + len, 0, t->M + 1, dsc);
+            for (;;) {
+                size_t j = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+                if (j >= ntask) break;
+                int s0 = task_s[j], e0 = task_e[j];
+                if (e0 > s0 + 1) {
+                    wait_done(&done[s0 * W + e0 - 1]);
+                    wait_done(&done[(s0 + 1) * W + e0]);
+                }
+                fill_row(t, s0, e0, dsc);
+                atomic_store_explicit(&done[s0 * W + e0], 1, memory_order_release);
             }
         }
+        free(task_s);
+        free(task_e);
+        free(done);
         free(scratch);
     }
     *out = t;
@@ -312,6 +402,7 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
     while (top > 0) {
         top--;
         int s = st[3 * top], e = st[3 * top + 1], m = st[3 * top + 2];
+        if (m > tb_hi(t, s, e)) m = (int)tb_hi(t, s, e); /* the same cell answers */
         int code = rk_dp_table_decision(t, s, e, m);
         if (code == 0) {
             free(st);

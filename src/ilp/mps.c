@@ -893,13 +893,19 @@ static int mps_name_ok(const char *s) {
     return 1;
 }
 
-/* Range R such that lb + R == ub exactly (the reader computes rhs + R). */
-static double mps_range_for(double lb, double ub) {
-    double R = ub - lb;
-    for (int k = 0; k < 64 && lb + R != ub; k++) R = lb + R < ub ? nextafter(R, INFINITY) : nextafter(R, -INFINITY);
-    return R;
+/* A ranged row lb <= ax <= ub is written as G (rhs lb, range R: the reader
+ * computes lb + R) or as L (rhs ub, range R: ub - R); pick R, and the form,
+ * so that the reader gets both sides back exactly.  Returns 'G' or 'L'. */
+static char mps_range_form(double lb, double ub, double *R) {
+    double r = ub - lb;
+    for (int k = 0; k < 64 && lb + r != ub; k++) r = lb + r < ub ? nextafter(r, INFINITY) : nextafter(r, -INFINITY);
+    if (lb + r == ub) { *R = r; return 'G'; }
+    r = ub - lb;
+    for (int k = 0; k < 64 && ub - r != lb; k++) r = ub - r > lb ? nextafter(r, INFINITY) : nextafter(r, -INFINITY);
+    if (ub - r == lb) { *R = r; return 'L'; }
+    *R = ub - lb;
+    return 'G';
 }
-
 
 rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err) {
     rk_lp_csc A;
@@ -937,9 +943,20 @@ rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err) {
     mps_put(&b, "* written by rkmate %s\nNAME          RKMATE\n", RKMATE_VERSION_STRING);
     if (lp->maximize) mps_put(&b, "OBJSENSE\n    MAX\n");
     mps_put(&b, "ROWS\n N  %s\n", objname);
+    char *rtype = malloc((size_t)(m ? m : 1));
+    double *rng = malloc((size_t)(m ? m : 1) * sizeof *rng);
+    if (!rtype || !rng) {
+        free(rtype);
+        free(rng);
+        free(b.p);
+        return rk_fail(err, RK_ENOMEM, "%s: out of memory", path);
+    }
     for (int i = 0; i < m; i++) {
         double lb = lp->row_lb[i], ub = lp->row_ub[i];
         char t = lb == ub ? 'E' : (lb == -INFINITY && ub == INFINITY) ? 'N' : lb == -INFINITY ? 'L' : 'G';
+        rng[i] = 0;
+        if (t == 'G' && ub != INFINITY) t = mps_range_form(lb, ub, &rng[i]);
+        rtype[i] = t;
         mps_put(&b, " %c  %s\n", t, lp->row_name[i]);
     }
     mps_put(&b, "COLUMNS\n");
@@ -966,9 +983,8 @@ rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err) {
     mps_put(&b, "RHS\n");
     if (lp->obj_const != 0) mps_put(&b, "    RHS  %s  %s\n", objname, mps_num(n1, -lp->obj_const));
     for (int i = 0; i < m; i++) {
-        double lb = lp->row_lb[i], ub = lp->row_ub[i];
-        double rhs = lb == -INFINITY ? ub : lb;
-        if (lb == -INFINITY && ub == INFINITY) continue;
+        double rhs = rtype[i] == 'L' ? lp->row_ub[i] : lp->row_lb[i];
+        if (rtype[i] == 'N') continue;
         if (rhs != 0) mps_put(&b, "    RHS  %s  %s\n", lp->row_name[i], mps_num(n1, rhs));
     }
     int any_range = 0;
@@ -977,8 +993,10 @@ rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err) {
         if (lb == ub || lb == -INFINITY || ub == INFINITY) continue;
         if (!any_range) mps_put(&b, "RANGES\n");
         any_range = 1;
-        mps_put(&b, "    RNG  %s  %s\n", lp->row_name[i], mps_num(n1, mps_range_for(lb, ub)));
+        mps_put(&b, "    RNG  %s  %s\n", lp->row_name[i], mps_num(n1, rng[i]));
     }
+    free(rtype);
+    free(rng);
     mps_put(&b, "BOUNDS\n");
     for (int j = 0; j < n; j++) {
         double lb = lp->col_lb[j], ub = lp->col_ub[j];

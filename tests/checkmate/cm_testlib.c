@@ -134,7 +134,20 @@ static int memo_get(memo *m, uint64_t k, double *v) {
     return 0;
 }
 static int memo_put(memo *m, uint64_t k, double v) {
-    if (2 * (m->n + 1) > m->cap) return -1;
+    if (2 * (m->n + 1) > m->cap) {
+        if (m->cap >= (1u << 23)) return -1;
+        memo nm = {calloc(2 * m->cap, sizeof(uint64_t)), calloc(2 * m->cap, sizeof(double)), 2 * m->cap, 0};
+        if (!nm.key || !nm.val) {
+            free(nm.key);
+            free(nm.val);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->key[i]) memo_put(&nm, m->key[i], m->val[i]);
+        free(m->key);
+        free(m->val);
+        *m = nm;
+    }
     size_t h = (size_t)((k * 0x9E3779B97F4A7C15ull) >> 20) & (m->cap - 1);
     while (m->key[h] != 0 && m->key[h] != k) h = (h + 1) & (m->cap - 1);
     if (m->key[h] == 0) m->n++;
@@ -304,7 +317,7 @@ double cmt_brute_force(const rk_graph *g, int64_t m_peak, int64_t m_save) {
     }
     b->t_loss = pos[g->loss];
     b->out_bit = b->bit[g->output];
-    b->m.cap = 1u << 21;
+    b->m.cap = 1u << 12;
     b->m.key = calloc(b->m.cap, sizeof(uint64_t));
     b->m.val = calloc(b->m.cap, sizeof(double));
     double r = -1;

@@ -621,7 +621,7 @@ START_TEST(test_cli_solve) {
     ck_assert_int_eq(fx_hand_chain(&ch, 6, A_, H_), RK_OK);
     ck_assert_int_eq(rk_chain_write(chain, &ch, &err), RK_OK);
     /* feasible, JSON, schedule written and accepted by the simulator */
-    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 20kB --algo rockmate --slots 20 --threads 2 --json -o '%s'",
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 20kB --algo rockmate --builtin-options --slots 20 --threads 2 --json -o '%s'",
              exe, chain, sched);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"feasible\": true"));
@@ -631,22 +631,22 @@ START_TEST(test_cli_solve) {
     snprintf(cmd, sizeof cmd, "'%s' simulate '%s' '%s' --json", exe, chain, sched);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strstr(out, "\"within_budget\": true"));
-    /* every algorithm */
-    const char *algos[] = {"rotor", "sqrt", "none", "recompute-all"};
-    for (int i = 0; i < 4; i++) {
+    /* every algorithm (rockmate with rk-Checkmate's options on a small grid) */
+    const char *algos[] = {"rotor", "sqrt", "none", "recompute-all", "rockmate --grid 3x3"};
+    for (int i = 0; i < 5; i++) {
         snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 1MB --algo %s --json --quiet", exe, chain, algos[i]);
         ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
         ck_assert_ptr_nonnull(strstr(out, "\"feasible\": true"));
     }
     /* infeasible: exit 3 and the smallest budget that works (9000 exactly
      * with 9 slots of 1000 bytes... here 500 slots: a little more) */
-    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo rockmate 2>&1", exe, chain);
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo rockmate --builtin-options 2>&1", exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "smallest budget that works is 9"));
     snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo recompute-all 2>&1", exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "smallest budget that works is 9000 bytes"));
-    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --json 2>/dev/null", exe, chain);
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --builtin-options --json 2>/dev/null", exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "\"feasible\": false"));
     /* bad input */

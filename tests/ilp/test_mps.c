@@ -206,22 +206,38 @@ START_TEST(test_free_format_rules) {
 }
 END_TEST
 
+/* One fixed-MPS line: fields start at columns 2, 5, 15, 25, 40, 50. */
+static void fixed_line(char *out, size_t cap, const char *f1, const char *f2, const char *f3, const char *f4,
+                       const char *f5, const char *f6) {
+    char line[128];
+    memset(line, ' ', sizeof line);
+    const char *f[6] = {f1, f2, f3, f4, f5, f6};
+    const int at[6] = {1, 4, 14, 24, 39, 49};
+    int end = 0;
+    for (int k = 0; k < 6; k++) {
+        if (!f[k]) continue;
+        size_t l = strlen(f[k]);
+        memcpy(line + at[k], f[k], l);
+        end = at[k] + (int)l;
+    }
+    line[end] = 0;
+    strncat(out, line, cap - strlen(out) - 2);
+    strcat(out, "\n");
+}
+
 START_TEST(test_fixed_format_names_with_spaces) {
     /* fixed MPS: fields at columns 2-3, 5-12, 15-22, 25-36, 40-47, 50-61 */
-    rk_lp *lp = read_text("NAME          FIXED\n"
-                          "ROWS\n"
-                          " N  COST\n"
-                          " L  LIM 1\n"
-                          " G  MY ROW\n"
-                          "COLUMNS\n"
-                          "    X ONE     COST               1.   LIM 1              1.\n"
-                          "    X ONE     MY ROW             2.\n"
-                          "    Y         COST               2.   MY ROW             1.\n"
-                          "RHS\n"
-                          "              LIM 1              4.   MY ROW             1.\n"
-                          "BOUNDS\n"
-                          " UP           X ONE              3.\n"
-                          "ENDATA\n");
+    char text[4096] = "NAME          FIXED\nROWS\n N  COST\n L  LIM 1\n G  MY ROW\nCOLUMNS\n";
+    size_t cap = sizeof text;
+    fixed_line(text, cap, NULL, "X ONE", "COST", "1.", "LIM 1", "1.");
+    fixed_line(text, cap, NULL, "X ONE", "MY ROW", "2.", NULL, NULL);
+    fixed_line(text, cap, NULL, "Y", "COST", "2.", "MY ROW", "1.");
+    strcat(text, "RHS\n");
+    fixed_line(text, cap, NULL, NULL, "LIM 1", "4.", "MY ROW", "1.");
+    strcat(text, "BOUNDS\n");
+    fixed_line(text, cap, "UP", "BND 1", "X ONE", "3.", NULL, NULL);
+    strcat(text, "ENDATA\n");
+    rk_lp *lp = read_text(text);
     ck_assert_int_eq(lp->n, 2);
     ck_assert_int_eq(lp->m, 2);
     ck_assert_double_eq(coef(lp, "MY ROW", "X ONE"), 2);

@@ -14,7 +14,6 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
-from common import torch  # noqa: E402
 
 import torchvision  # noqa: E402
 
