@@ -7,6 +7,7 @@
 // describes the method; the comments here say how each piece maps onto it.
 #include <torch/script.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -1138,6 +1139,60 @@ at::Tensor plain_forward(Model &M, uint64_t seed) {
 
 // ------------------------------------------------------------------ trace
 
+// Safety net for fake dependencies: run the node's backward once normally and
+// once with the data of every dependency believed unread (not saved) replaced
+// by NaN bytes; if any gradient changes, those dependencies are real.
+void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Tensor &gr,
+                  const std::vector<at::Tensor> &in_leaves) {
+    Group &G = M.groups[g];
+    GState &S = R.gs[g];
+    std::vector<int> fake;
+    for (int d : G.deps_real)
+        if (!me.saved_deps.count(d) && at::isFloatingType(M.groups[d].dtype)) fake.push_back(d);
+    bool self_fake = !me.saved_self && at::isFloatingType(G.dtype);
+    if (fake.empty() && !self_fake) return;
+    std::vector<at::Tensor> params;
+    for (Node *n : G.prog)
+        for (const Value *u : n->inputs()) {
+            const VInfo &I = M.vi.at(u);
+            if (I.kind == VK::Static && I.sval.isTensor()) {
+                const at::Tensor &t = I.sval.toTensor();
+                if (t.defined() && t.is_leaf() && t.requires_grad()) params.push_back(t);
+            }
+        }
+    auto once = [&]() {
+        for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+        for (auto &p : params) p.mutable_grad() = at::zeros_like(p);
+        torch::autograd::backward({S.proxy}, {gr}, true);
+        std::vector<at::Tensor> r;
+        for (auto &l : in_leaves) r.push_back(l.grad().defined() ? l.grad().clone() : at::Tensor());
+        for (auto &p : params) r.push_back(p.grad().clone());
+        return r;
+    };
+    if (!S.proxy.grad_fn()) return;
+    std::vector<at::Tensor> ref = once();
+    std::vector<int> who = fake;
+    if (self_fake) who.push_back(g);
+    std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
+    std::vector<at::Tensor> bufs;
+    for (int d : who) {
+        c10::StorageImpl *si = R.gs[d].canon.unsafeGetStorageImpl();
+        at::Tensor buf = at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte)).fill_(255);
+        bufs.push_back(buf);
+        saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
+    }
+    std::vector<at::Tensor> got = once();
+    for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
+    bool same = true;
+    for (size_t i = 0; i < ref.size(); i++)
+        if (ref[i].defined() != got[i].defined() || (ref[i].defined() && !at::equal(ref[i], got[i]))) same = false;
+    if (!same) {
+        for (int d : fake) me.saved_deps.insert(d);
+        if (self_fake) me.saved_self = true;
+    }
+    for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+}
+
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     double t0 = now_us();
     Model M;
@@ -1192,6 +1247,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     for (const Value *x : n->outputs()) local.insert(x);
                 }
             }
+            // Leaves' grad accumulators hold their tensor: create them first so
+            // that only saved tensors raise the reference counts.
+            std::vector<std::shared_ptr<torch::autograd::Node>> accs;
+            for (auto &s : snaps)
+                if (s.t.is_leaf() && s.t.requires_grad()) accs.push_back(torch::autograd::impl::grad_accumulator(s.t));
             for (auto &s : snaps) {
                 s.impl_refs = s.t.use_count();
                 s.storage_refs = s.t.has_storage() ? s.t.storage().use_count() : 0;
@@ -1208,8 +1268,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 size_t ir = s.t.use_count(), sr = s.t.has_storage() ? s.t.storage().use_count() : 0;
                 if (ir > s.impl_refs || sr > s.storage_refs) me.saved_deps.insert(s.owner);
             }
-            // The proxy and the leaf hold the storage; more holders are saved outputs.
-            me.saved_self = G.has_grad && S.leaf.has_storage() && S.leaf.storage().use_count() > 2;
+            // The proxy, the leaf and the canonical Storage hold it; more holders are saved outputs.
+            me.saved_self = G.has_grad && S.leaf.has_storage() && S.leaf.storage().use_count() > 3;
             snaps.clear();
             std::vector<double> ts;
             for (int r = 0; r <= runs; r++) {
@@ -1242,6 +1302,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     reset();
                 }
                 me.bwd_time = median(tb);
+                poison_check(M, R, g, me, gr, in_leaves);
             }
         }
     }

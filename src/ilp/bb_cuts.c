@@ -14,6 +14,7 @@
 
 #include "bb_internal.h"
 #include "lu.h"
+#include <stdio.h>
 
 #define CUT_MAX_ROUNDS 25
 #define CUT_MIN_F0 0.005
@@ -328,6 +329,22 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         for (int q = 0; q < cnt; q++) cut_val[q] *= s;
         rhs *= s;
         rhs -= 1e-9 * fmax(1.0, fabs(rhs));
+        {
+            const char *dbg = getenv("BB_DEBUG_SOL");
+            if (dbg) {
+                FILE *f = fopen(dbg, "r");
+                double *sx = calloc((size_t)n, sizeof *sx);
+                char nm[256];
+                double v;
+                int jj = 0;
+                while (f && jj < n && fscanf(f, "%255s %lf", nm, &v) == 2) sx[jj++] = v;
+                if (f) fclose(f);
+                double l2 = 0;
+                for (int q = 0; q < cnt; q++) l2 += cut_val[q] * sx[cut_idx[q]];
+                if (l2 < rhs - 1e-6) fprintf(stderr, "BAD CUT from row %d (var %d, f0 %g): lhs %g < rhs %g\n", p, jb, f0, l2, rhs);
+                free(sx);
+            }
+        }
         if (bb_cutpool_add(&R, cnt, cut_idx, cut_val, rhs, INFINITY)) break;
     }
     added = 0;
@@ -367,6 +384,7 @@ done:
 }
 
 int bb_root_cuts(bb_ctx *c) {
+    if (getenv("BB_NOCUTS")) return 0;
     bb_cutpool P = {0};
     P.n = c->n;
     P.m0 = c->m;

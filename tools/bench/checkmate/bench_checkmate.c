@@ -1,0 +1,215 @@
+/* bench_checkmate.c — rk-Checkmate benchmark: the full budget grid of each
+ * unique block (a GPT2 block built here, or the classes of a .rkg chain),
+ * solved by rkmate's own MILP solver; then CBC (1 thread) on the same
+ * exported MPS files, objectives compared.
+ *
+ *   bench_checkmate [--chain FILE.rkg] [--grid PxS] [--threads N]
+ *                   [--batch B --seq S --hidden H --heads A]
+ *                   [--time-limit S] [--no-cbc] [--keep DIR] */
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cbc_solve.h"
+#include "gpt2_block.h"
+#include "rk_checkmate.h"
+
+typedef struct {
+    char tag[128];
+    int status;
+    double obj, time_s;
+} rec;
+
+typedef struct {
+    rec *r;
+    int n, cap;
+} recs;
+
+static rk_status own_solve(void *ctx, const char *tag, const rk_lp *lp, const rk_milp_params *mp, rk_milp_result *res,
+                           rk_error *err) {
+    recs *R = ctx;
+    rk_status st = rk_milp_solve(lp, mp, res, err);
+#pragma omp critical(bench_recs)
+    {
+        if (R->n == R->cap) {
+            R->cap = R->cap ? 2 * R->cap : 256;
+            R->r = realloc(R->r, (size_t)R->cap * sizeof *R->r);
+        }
+        rec *x = &R->r[R->n++];
+        snprintf(x->tag, sizeof x->tag, "%s", tag);
+        x->status = st ? -1 : (int)res->status;
+        x->obj = res->has_solution ? res->objective : NAN;
+        x->time_s = res->time_s;
+    }
+    return st;
+}
+
+static int cmp_rec(const void *a, const void *b) { return strcmp(((const rec *)a)->tag, ((const rec *)b)->tag); }
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+    const char *chain_path = NULL, *keep = NULL;
+    int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
+    double tl = 60;
+    static struct option lo[] = {{"chain", 1, 0, 'c'}, {"grid", 1, 0, 'g'}, {"threads", 1, 0, 't'},
+                                 {"batch", 1, 0, 'b'}, {"seq", 1, 0, 's'},  {"hidden", 1, 0, 'H'},
+                                 {"heads", 1, 0, 'a'}, {"time-limit", 1, 0, 'T'}, {"no-cbc", 0, 0, 'n'},
+                                 {"keep", 1, 0, 'k'},  {0, 0, 0, 0}};
+    int o;
+    while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (o) {
+        case 'c': chain_path = optarg; break;
+        case 'g':
+            if (sscanf(optarg, "%dx%d", &P, &S) != 2 || P < 1 || S < 1) {
+                fprintf(stderr, "bench_checkmate: --grid wants PxS, e.g. 20x20\n");
+                return 2;
+            }
+            break;
+        case 't': threads = atoi(optarg); break;
+        case 'b': batch = atoi(optarg); break;
+        case 's': seq = atoi(optarg); break;
+        case 'H': hidden = atoi(optarg); break;
+        case 'a': heads = atoi(optarg); break;
+        case 'T': tl = atof(optarg); break;
+        case 'n': cbc = 0; break;
+        case 'k': keep = optarg; break;
+        default: return 2;
+        }
+    }
+    rk_error err;
+    rk_chain ch;
+    rk_chain_init(&ch);
+    if (chain_path) {
+        if (rk_chain_read(chain_path, &ch, &err)) {
+            fprintf(stderr, "bench_checkmate: %s\n", err.msg);
+            return 2;
+        }
+    } else {
+        rk_graph g;
+        if (gpt2_block(&g, batch, seq, hidden, heads, &err)) {
+            fprintf(stderr, "bench_checkmate: %s\n", err.msg);
+            return 1;
+        }
+        int c = rk_chain_add_class(&ch, &g);
+        rk_chain_add_block(&ch, "h0", c);
+    }
+    char dir[256];
+    if (keep) snprintf(dir, sizeof dir, "%s", keep);
+    else {
+        snprintf(dir, sizeof dir, "/tmp/rkcm_benchXXXXXX");
+        if (!mkdtemp(dir)) {
+            perror("mkdtemp");
+            return 1;
+        }
+    }
+    printf("rk-Checkmate benchmark: %s, grid %dx%d, %d threads, time limit %g s per ILP\n",
+           chain_path ? chain_path : "GPT2 block (built-in graph)", P, S, threads, tl);
+    if (!chain_path)
+        printf("GPT2 block: batch %d, seq %d, hidden %d, heads %d\n", batch, seq, hidden, heads);
+    recs R = {0};
+    rk_checkmate_params p;
+    rk_checkmate_params_default(&p);
+    p.grid_peak = P;
+    p.grid_save = S;
+    p.threads = threads;
+    p.time_limit = tl;
+    p.export_dir = dir;
+    p.export_prefix = "bench";
+    p.solve = own_solve;
+    p.solve_ctx = &R;
+    double total_own = 0;
+    int total_ilps = 0;
+    for (int c = 0; c < ch.n_classes; c++) {
+        const rk_graph *g = &ch.classes[c];
+        char prefix[64];
+        snprintf(prefix, sizeof prefix, "bench_c%d", c);
+        p.export_prefix = prefix;
+        rk_option *opts = NULL;
+        int n = 0;
+        rk_checkmate_stats st;
+        double t0 = now_s();
+        rk_status r = rk_checkmate_block_options(g, &p, &opts, &n, &st, &err);
+        double wall = now_s() - t0;
+        if (r) {
+            fprintf(stderr, "bench_checkmate: class %d: %s\n", c, err.msg);
+            return 1;
+        }
+        total_own += wall;
+        total_ilps += st.n_ilps + 1;
+        printf("class %d: %d compute, %d data nodes; M_peak range [%lld, %lld] bytes\n", c, g->n_c, g->n_d,
+               (long long)st.min_peak, (long long)st.max_peak);
+        printf("  budgets %d: ILPs solved %d (+1 min-peak), answered by a looser optimum %d, infeasible %d, "
+               "time-limited %d\n",
+               st.n_budgets, st.n_ilps, st.n_reused, st.n_infeasible, st.n_timeout);
+        printf("  per ILP: %d columns, %d rows (largest); mean %.0f x %.0f\n", st.max_cols, st.max_rows,
+               st.n_ilps ? (double)st.sum_cols / st.n_ilps : 0, st.n_ilps ? (double)st.sum_rows / st.n_ilps : 0);
+        printf("  unique options: %d\n", n);
+        printf("  wall time (own MILP solver, %d threads): %.3f s (sum of solver times %.3f s)\n", threads, wall,
+               st.solve_time_s);
+        for (int i = 0; i < n; i++) rk_option_free(&opts[i]);
+        free(opts);
+    }
+    printf("TOTAL own solver: %d ILPs, %.3f s wall on %d threads\n", total_ilps, total_own, threads);
+    if (cbc) {
+        qsort(R.r, (size_t)R.n, sizeof *R.r, cmp_rec);
+        double cbc_total = 0, own_total = 0;
+        int same = 0, diff = 0, cbc_unsolved = 0;
+        for (int i = 0; i < R.n; i++) {
+            char mps[512], sol[512];
+            snprintf(mps, sizeof mps, "%s/%s.mps", dir, R.r[i].tag);
+            snprintf(sol, sizeof sol, "%s/%s.cbc.sol", dir, R.r[i].tag);
+            rk_lp *lp = NULL;
+            if (rk_mps_read(mps, &lp, &err)) {
+                fprintf(stderr, "bench_checkmate: %s\n", err.msg);
+                return 1;
+            }
+            rk_milp_result res;
+            double w = 0;
+            if (cbc_solve_file(mps, sol, 1, tl, lp, &res, &w, &err)) {
+                fprintf(stderr, "bench_checkmate: %s\n", err.msg);
+                return 1;
+            }
+            cbc_total += w;
+            own_total += R.r[i].time_s;
+            const char *verdict;
+            if (res.status != RK_MILP_OPTIMAL && res.status != RK_MILP_INFEASIBLE) {
+                cbc_unsolved++;
+                verdict = "cbc-unsolved";
+            } else if (res.status == RK_MILP_INFEASIBLE ? R.r[i].status == RK_MILP_INFEASIBLE
+                                                        : fabs(res.objective - R.r[i].obj) <= 1e-6 * fmax(1, fabs(res.objective))) {
+                same++;
+                verdict = "same";
+            } else {
+                diff++;
+                verdict = "DIFFERENT";
+            }
+            printf("  %-22s own %-10s %14.4f %8.3f s | cbc %-10s %14.4f %8.3f s  %s\n", R.r[i].tag,
+                   R.r[i].status >= 0 ? rk_milp_status_name((rk_milp_status)R.r[i].status) : "error", R.r[i].obj,
+                   R.r[i].time_s, rk_milp_status_name(res.status), res.has_solution ? res.objective : NAN, w, verdict);
+            rk_milp_result_free(&res);
+            rk_lp_free(lp);
+        }
+        printf("CBC (1 thread) on the same %d MPS files: %.3f s total (own solver: %.3f s summed over ILPs, %.3f s wall)\n",
+               R.n, cbc_total, own_total, total_own);
+        printf("objectives: %d equal, %d different, %d not solved by CBC in %g s\n", same, diff, cbc_unsolved, tl);
+        printf("speed-up vs CBC: %.2fx (CBC total / own wall)\n", total_own > 0 ? cbc_total / total_own : 0);
+    }
+    if (!keep) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd)) {}
+    }
+    free(R.r);
+    rk_chain_free(&ch);
+    return 0;
+}
