@@ -2,6 +2,7 @@
  * a few budgets by rockmate, rotor and sqrt(n); every schedule is replayed
  * by the simulator and its simulated peak and time are what is printed. */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,7 +112,8 @@ int rk_cmd_demo(int argc, char **argv) {
             } else {
                 printf("%-6s %12s  %-9s %12s %12.3f %9.2f%% %9.3f\n", a ? "" : labels[b],
                        a ? "" : rk_format_bytes(budgets[b], b1, sizeof b1), rk_solve_algo_name(algos[a]),
-                       rk_format_bytes(r.sim.peak, b2, sizeof b2), r.sim.time / 1000.0, 100.0 * r.sim.overhead,
+                       rk_format_bytes(r.sim.peak, b2, sizeof b2), r.sim.time / 1000.0,
+                       fabs(r.sim.overhead) < 5e-7 ? 0.0 : 100.0 * r.sim.overhead,
                        r.solve_time_s);
             }
             if (!st) rk_schedule_free(&s);
