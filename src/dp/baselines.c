@@ -59,8 +59,60 @@ static void result_from(rk_dp_result *res, const rk_dp_eval *ev, const char *sou
     res->source = source;
 }
 
+/* Rotor's view of costs with more options: {none, keep_all} per class. */
+static rk_status rotor_view(const rk_dp_costs *c, rk_dp_costs *r, rk_error *err) {
+    if (!has_keep_all(c)) return rk_fail(err, RK_EINPUT, "rotor needs a keep-all option in every class");
+    int *two = malloc((size_t)c->n_classes * sizeof *two);
+    if (!two) return rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int k = 0; k < c->n_classes; k++) two[k] = 2;
+    rk_status st = rk_dp_costs_alloc(r, c->n_classes, two, c->n_blocks);
+    free(two);
+    if (st) return rk_fail(err, st, "out of memory");
+    memcpy(r->block_class, c->block_class, (size_t)c->n_blocks * sizeof *r->block_class);
+    for (int k = 0; k < c->n_classes; k++) {
+        rk_dp_class_cost *d = &r->classes[k];
+        const rk_dp_class_cost *s = &c->classes[k];
+        d->input_size = s->input_size;
+        d->output_size = s->output_size;
+        d->output_grad_size = s->output_grad_size;
+        d->keep_all = 1;
+        d->opt[0] = s->opt[0];
+        d->opt[1] = s->opt[s->keep_all];
+    }
+    return RK_OK;
+}
+
+static int needs_rotor_view(const rk_dp_costs *c) {
+    for (int k = 0; k < c->n_classes; k++)
+        if (c->classes[k].n_options != 2 || c->classes[k].keep_all != 1) return 1;
+    return 0;
+}
+
+static rk_status solve_impl(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
+                            rk_dp_plan *plan, rk_dp_result *res, rk_error *err);
+
 rk_status rk_dp_solve(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
                       rk_dp_plan *plan, rk_dp_result *res, rk_error *err) {
+    if (algo != RK_DP_ROTOR || !needs_rotor_view(c)) return solve_impl(c, algo, budget, p, plan, res, err);
+    memset(plan, 0, sizeof *plan);
+    memset(res, 0, sizeof *res);
+    rk_status r = rk_dp_costs_check(c, err);
+    if (r) return r;
+    rk_dp_costs rc;
+    if ((r = rotor_view(c, &rc, err))) return r;
+    r = solve_impl(&rc, algo, budget, p, plan, res, err);
+    if (!r && res->feasible) { /* option 1 of the view is each class's keep_all */
+        int W = c->n_blocks + 1;
+        for (int s = 0; s < c->n_blocks; s++)
+            for (int t = s + 1; t <= c->n_blocks; t++)
+                if (plan->code[s * W + t] == 1) plan->code[s * W + t] = c->classes[c->block_class[s]].keep_all;
+    }
+    rk_dp_costs_free(&rc);
+    return r;
+}
+
+static rk_status solve_impl(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
+                            rk_dp_plan *plan, rk_dp_result *res, rk_error *err) {
     rk_dp_params defp;
     if (!p) {
         rk_dp_params_default(&defp);
@@ -148,7 +200,15 @@ rk_status rk_dp_algo_min_budget(const rk_dp_costs *c, rk_dp_algo algo, const rk_
         return RK_OK;
     }
     int64_t best;
-    if ((r = rk_dp_min_budget(c, p->slots, &best, err))) return r;
+    if (algo == RK_DP_ROTOR && needs_rotor_view(c)) {
+        rk_dp_costs rc;
+        if ((r = rotor_view(c, &rc, err))) return r;
+        r = rk_dp_min_budget(&rc, p->slots, &best, err);
+        rk_dp_costs_free(&rc);
+        if (r) return r;
+    } else if ((r = rk_dp_min_budget(c, p->slots, &best, err))) {
+        return r;
+    }
     if (p->fallback && has_keep_all(c))
         for (int k = 0; k < (int)(sizeof rules / sizeof rules[0]); k++) {
             if ((r = rule_plan(c, k, &q, &ev, err))) return r;

@@ -32,10 +32,16 @@
  *  rounded up before it is subtracted, so a plan the table accepts always has
  *  a real peak <= budget.
  *
- * Threads: the table is filled by increasing length t - s; all (s, m) cells
- * of one length are computed in parallel (OpenMP); candidates are compared
- * in a fixed order with strict <, so results are identical for any thread
- * count.
+ * Threads: the table is filled by increasing length t - s; the rows (s, t)
+ * of one length (each with all its m cells) are computed in parallel
+ * (OpenMP); a row waits only for (s, t-1) and (s+1, t), so there is no
+ * barrier between lengths.  Candidates are compared in a fixed order with
+ * strict <, so the table is bitwise identical for any thread count.
+ *
+ * Table: row (s, t) stores m in [need(s,t), min(M, sat(s,t))]: below need
+ * the subproblem is infeasible, from sat (the requirement of the fastest
+ * plan) on Opt is constant.  Cells: a double time and an int16 decision.
+ * See docs/rk-rotor.md.
  */
 #ifndef RK_DP_H
 #define RK_DP_H
@@ -182,7 +188,8 @@ void rk_dp_params_default(rk_dp_params *p);
 typedef struct rk_dp_table rk_dp_table;
 
 /* Fill Opt(s, t, m) for all 0 <= s < t <= L, 0 <= m <= M.  An infeasible
- * budget is not an error: rk_dp_table_feasible() says so. */
+ * budget is not an error: rk_dp_table_feasible() says so (and nothing is
+ * filled).  c is kept by pointer: it must outlive the table. */
 rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_params *p, rk_dp_table **out,
                            rk_error *err);
 void rk_dp_table_free(rk_dp_table *t);
@@ -191,10 +198,12 @@ double rk_dp_table_time(const rk_dp_table *t);      /* Opt(0, L, M); INFINITY if
 size_t rk_dp_table_bytes(const rk_dp_table *t);     /* memory held by the table */
 int64_t rk_dp_table_unit(const rk_dp_table *t);     /* bytes per slot */
 int rk_dp_table_slots(const rk_dp_table *t);        /* M */
-/* Opt(s, t, m) and its decision code (0 = infeasible). */
+/* Opt(s, t, m) and its decision code (0 = infeasible).  A table whose top
+ * cell is infeasible holds no cells: INFINITY / 0 everywhere. */
 double rk_dp_table_opt(const rk_dp_table *t, int s, int t_, int m);
 int rk_dp_table_decision(const rk_dp_table *t, int s, int t_, int m);
-/* rk-Rotor-Build: the plan of the optimum (RK_EINFEASIBLE if none). */
+/* rk-Rotor-Build: the plan of the optimum (RK_EINFEASIBLE if none; on any
+ * error p holds nothing to free). */
 rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err);
 
 /* Smallest memory the plan family needs, exact bytes (no slots). */
@@ -233,8 +242,9 @@ typedef struct {
 } rk_dp_result;
 
 /* Solve `algo` at `budget` on costs c: fills the table for the DP
- * algorithms (c must hold the algorithm's options), else evaluates the rule
- * plan.  Infeasible: RK_OK with res->feasible = 0 and an empty plan. */
+ * algorithms (rockmate: every option of c; rotor: only option 0 and each
+ * class's keep_all, the plan's codes are indices into c), else evaluates the
+ * rule plan.  Infeasible: RK_OK with res->feasible = 0 and an empty plan. */
 rk_status rk_dp_solve(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
                       rk_dp_plan *plan, rk_dp_result *res, rk_error *err);
 /* Smallest budget at which rk_dp_solve(algo) is feasible. */

@@ -1,7 +1,9 @@
 /* rotor.c — rk-Rotor's table: Opt(s, t, m) over memory slots, filled by
- * increasing length with OpenMP (all (s, m) cells of one length in
- * parallel), the least-memory table that bounds each row, rk-Rotor-Build
- * (the plan of the optimum) and the smallest feasible budget. */
+ * increasing length with OpenMP (the rows (s, s+len) of one length, each
+ * with all its m cells, in parallel; a row waits only for its two direct
+ * sub-rows, so no barrier between lengths), the least-memory table that
+ * bounds each row from below, rk-Rotor-Build (the plan of the optimum) and
+ * the smallest feasible budget. */
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
@@ -132,7 +134,7 @@ int rk_dp_table_slots(const rk_dp_table *t) { return t->M; }
 
 /* The stored cell that answers (s, e, m), or -1 when infeasible. */
 static inline long tb_cell(const rk_dp_table *t, int s, int e, int m) {
-    if (s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return -1;
+    if (!t->opt || s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return -1; /* infeasible: no cells */
     int64_t n = tb_need(t, s, e), h = tb_hi(t, s, e);
     if (m < n) return -1;
     if (m > h) m = (int)h;
@@ -392,12 +394,17 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
     int L = t->L;
     rk_status r = rk_dp_plan_init(p, L);
     if (r) return rk_fail(err, r, "out of memory");
-    if (!rk_dp_table_feasible(t)) return rk_fail(err, RK_EINFEASIBLE, "no schedule fits the budget");
-    /* every (s, t) appears at most once in a plan: a stack of L+1 triples is enough
-     * for the pending pairs (at most one per distinct start)... use 2L+2 to be safe */
+    if (!rk_dp_table_feasible(t)) {
+        rk_dp_plan_free(p);
+        return rk_fail(err, RK_EINFEASIBLE, "no schedule fits the budget");
+    }
+    /* pending subproblems (s, t, m); the stack grows as needed */
     int cap = 2 * L + 2, top = 0;
     int *st = malloc((size_t)cap * 3 * sizeof *st);
-    if (!st) return rk_fail(err, RK_ENOMEM, "out of memory");
+    if (!st) {
+        rk_dp_plan_free(p);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
     st[0] = 0, st[1] = L, st[2] = t->M, top = 1;
     while (top > 0) {
         top--;
@@ -406,6 +413,7 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
         int code = rk_dp_table_decision(t, s, e, m);
         if (code == 0) {
             free(st);
+            rk_dp_plan_free(p);
             return rk_fail(err, RK_EFAIL, "internal: DP cell (%d, %d, %d) is infeasible on the optimal path", s, e, m);
         }
         rk_dp_plan_set(p, s, e, code);
@@ -415,6 +423,7 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
             int *ns = realloc(st, (size_t)cap * 3 * sizeof *st);
             if (!ns) {
                 free(st);
+                rk_dp_plan_free(p);
                 return rk_fail(err, RK_ENOMEM, "out of memory");
             }
             st = ns;

@@ -58,10 +58,11 @@ double bb_cutoff(const bb_ctx *c) {
     double g = c->par->gap > 0 ? c->par->gap : 0;
     double tol = fmax(g * fmax(fabs(c->inc_z), 1.0), 1e-9 * fmax(fabs(c->inc_z), 1.0));
     double cut = c->inc_z - tol;
-    if (c->obj_integral) {
-        /* every solution value is an integer (+ constant): a node helps only
-         * if it may hold a value <= ceil(inc) - 1 */
-        double k = ceil(c->inc_z - c->obj_const - 1e-6) - 1 + c->obj_const + 1e-6;
+    if (c->obj_step > 0) {
+        /* every solution value is a multiple of the step (+ constant): a node
+         * helps only if it may hold a value one step below the incumbent */
+        double d = c->obj_step;
+        double k = (ceil((c->inc_z - c->obj_const) / d - 1e-6) - 1 + 1e-6) * d + c->obj_const;
         if (k < cut) cut = k;
     }
     return cut;
@@ -105,8 +106,9 @@ void bb_read_lp(bb_ctx *c) {
 
 /* Node bound after an LP value z: objective integrality rounds it up. */
 static double bb_node_bound(const bb_ctx *c, double z) {
-    if (c->obj_integral) {
-        double r = ceil(z - c->obj_const - 1e-6) + c->obj_const;
+    if (c->obj_step > 0) {
+        double d = c->obj_step;
+        double r = ceil((z - c->obj_const) / d - 1e-6) * d + c->obj_const;
         return r > z ? r : z;
     }
     return z;
@@ -211,15 +213,15 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
     int depth = info->depth;
     int resolves = 0;
     for (;;) {
-        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) return BB_PRUNED;
+        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         for (int j = 0; j < c->n; j++)
-            if (c->llb[j] > c->lub[j]) return BB_PRUNED;
+            if (c->llb[j] > c->lub[j]) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         bb_apply_bounds(c, c->llb, c->lub);
         rk_lp_status st = bb_solve_lp(c, 0, 1);
-        if (st == RK_LP_INFEASIBLE) return BB_PRUNED;
+        if (st == RK_LP_INFEASIBLE) { if (getenv("BB_DBG")) fprintf(stderr, "node %ld depth %d LP infeasible\n", c->nodes, depth); return BB_PRUNED; }
         if (st == RK_LP_CUTOFF) {
-            bb_note_pruned(c, c->obj_integral ? c->inc_z : bb_cutoff(c));
-            return BB_PRUNED;
+            bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
+            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         }
         if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
         if (st != RK_LP_OPTIMAL) {
@@ -232,11 +234,18 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         *node_bound = bb_node_bound(c, c->z);
         if (*node_bound >= bb_cutoff(c)) {
             bb_note_pruned(c, *node_bound);
-            return BB_PRUNED;
+            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         }
         if (bb_count_fractional(c) == 0) {
-            bb_offer_solution(c, c->x, "node LP");
-            return BB_PRUNED;
+            if (!bb_offer_solution(c, c->x, "node LP")) {
+                double *xs = malloc((size_t)c->n * sizeof *xs);
+                if (xs) {
+                    memcpy(xs, c->x, (size_t)c->n * sizeof *xs);
+                    bb_polish_solution(c, xs);
+                    free(xs);
+                }
+            }
+            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         }
         if (c->has_inc) {
             bb_reduced_cost_fixing(c, c->llb, c->lub);
@@ -250,22 +259,22 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             st = bb_solve_lp(c, 0, 0);
             if (st != RK_LP_OPTIMAL) {
                 if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
-                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) return BB_PRUNED;
+                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
                 rk_fail(c->err, RK_EFAIL, "branch-and-bound: node LP failed after diving (status %d)", (int)st);
                 return BB_FAIL;
             }
             bb_read_lp(c);
             if (*node_bound >= bb_cutoff(c)) {
                 bb_note_pruned(c, *node_bound);
-                return BB_PRUNED;
+                { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
             }
             if (c->has_inc) bb_reduced_cost_fixing(c, c->llb, c->lub);
         }
         int up = 0;
         int j = bb_select_branch_var(c, &up, depth);
-        if (j == -1) return BB_PRUNED;
+        if (j == -1) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
         if (j == -2) {
-            if (++resolves > 50) return BB_PRUNED; /* cannot happen: bounds only shrink */
+            if (++resolves > 50) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; } /* cannot happen: bounds only shrink */
             continue;
         }
         if (j < 0) {
@@ -348,6 +357,42 @@ static int bb_implied_integer(const bb_ctx *c, int j) {
     return 1;
 }
 
+static double bb_gcd(double a, double b) {
+    while (b > 0.5) {
+        double t = fmod(a, b);
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The objective step: d > 0 such that every solution's value minus the
+ * constant is a multiple of d (objective only on integer or implied integer
+ * columns, coefficients k * d), or 0 when there is none. */
+static double bb_objective_step(const bb_ctx *c) {
+    static const double scales[] = {1, 2, 4, 5, 8, 10, 16, 20, 25, 40, 50, 100, 1000};
+    int any = 0;
+    for (int j = 0; j < c->n; j++) {
+        if (c->obj[j] == 0) continue;
+        any = 1;
+        if (!c->is_int[j] && !bb_implied_integer(c, j)) return 0;
+    }
+    if (!any) return 0;
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+        double s = scales[k], g = 0;
+        int ok = 1;
+        for (int j = 0; j < c->n && ok; j++) {
+            if (c->obj[j] == 0) continue;
+            double v = fabs(c->obj[j]) * s;
+            double r = floor(v + 0.5);
+            if (fabs(v - r) > 1e-9 * fmax(1.0, v) || r > 1e12) ok = 0;
+            else g = g == 0 ? r : bb_gcd(g, r);
+        }
+        if (ok && g >= 1) return g / s;
+    }
+    return 0;
+}
+
 static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_error *err) {
     memset(c, 0, sizeof *c);
     c->t0 = bb_now();
@@ -421,13 +466,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
         c->slb[j] = lp->col_lb[j];
         c->sub[j] = lp->col_ub[j];
     }
-    c->obj_integral = 1;
-    for (int j = 0; j < n && c->obj_integral; j++) {
-        if (c->obj[j] == 0) continue;
-        if (c->obj[j] != floor(c->obj[j])) c->obj_integral = 0;
-        else if (!lp->is_int[j] && !bb_implied_integer(c, j)) c->obj_integral = 0;
-    }
-    if (c->obj_const != floor(c->obj_const)) c->obj_integral = 0;
+    c->obj_step = bb_objective_step(c);
     return RK_OK;
 }
 
@@ -515,13 +554,26 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
         }
         bb_read_lp(&c);
         c.root_z = c.z;
-        if (p->verbose)
+        if (p->verbose) {
+            char step[64] = "";
+            if (c.obj_step > 0) snprintf(step, sizeof step, ", objective in steps of %g", c.obj_step);
             fprintf(stderr, "milp: %d rows, %d columns (%d integer)%s; root LP %.10g, %ld iterations, %.2f s\n", c.m,
-                    c.n, c.n_int, c.obj_integral ? ", integral objective" : "", c.sense * c.z,
-                    rk_simplex_iterations(c.lps), bb_elapsed(&c));
+                    c.n, c.n_int, step, c.sense * c.z, rk_simplex_iterations(c.lps), bb_elapsed(&c));
+        }
     }
     /* cuts at the root */
     bb_root_cuts(&c);
+    if (getenv("BB_DBG")) {
+        rk_lp_status s1 = bb_solve_lp(&c, 0, 0);
+        fprintf(stderr, "re-solve after cuts: %d z=%g\n", (int)s1, c.sense * rk_simplex_objective(c.lps));
+        int nd = 0;
+        double *tl = malloc(n * sizeof(double)), *tu = malloc(n * sizeof(double));
+        memcpy(tl, c.glb, n * sizeof(double)); memcpy(tu, c.gub, n * sizeof(double));
+        bb_propagate(&c, tl, tu, -1);
+        for (int j = 0; j < n; j++) nd += tl[j] != c.glb[j] || tu[j] != c.gub[j];
+        fprintf(stderr, "propagation changes %d bounds\n", nd);
+        free(tl); free(tu);
+    }
 
     /* the search */
     bb_node info;
@@ -626,7 +678,7 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
             st = RK_MILP_OPTIMAL;
             /* the proven bound: nodes pruned within the gap still count */
             bound = fmin(c.prune_min, c.inc_z);
-            if (c.obj_integral && bound > c.inc_z - 1 + 1e-6) bound = c.inc_z;
+            if (c.obj_step > 0 && bound > c.inc_z - c.obj_step * (1 - 1e-6)) bound = c.inc_z;
             if (bound < known_min) bound = fmin(known_min, c.inc_z);
         } else {
             st = RK_MILP_INFEASIBLE;

@@ -19,6 +19,7 @@
 #define CUT_MAX_ROUNDS 25
 #define CUT_MIN_F0 0.005
 #define CUT_MAX_DYN 1e7
+#define CUT_MAX_DENSITY 0.25
 
 typedef struct {
     int n, m0;             /* structural columns, model rows */
@@ -315,6 +316,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             cnt++;
         }
         if (!ok || cnt == 0 || amax / amin > CUT_MAX_DYN) continue;
+        if (cnt > CUT_MAX_DENSITY * n + 10) continue; /* dense cuts slow every LU */
         /* violation at the current point */
         double lhs = 0, norm = 0;
         for (int q = 0; q < cnt; q++) {
@@ -383,6 +385,440 @@ done:
     return added;
 }
 
+
+/* ------------------------------------------------------------ c-MIR
+ * Complemented mixed-integer rounding on a model row, aggregated with up to
+ * CMIR_MAX_AGG tight rows to eliminate continuous columns strictly inside
+ * their bounds (Marchand & Wolsey).  The aggregated row sum a x + slack
+ * terms <= b is brought to nonnegative variables by bound substitution
+ * (integers towards the closer bound), continuous parts with a positive
+ * coefficient are dropped, and the MIR of the row divided by delta (each
+ * integer coefficient of a column away from its bound, then halved) is
+ * kept when violated enough. */
+
+#define CMIR_MAX_AGG 5
+
+typedef struct {
+    int row;      /* model row */
+    int side;     /* +1: a x + s = ub; -1: a x - s = lb; 0: equality (no slack) */
+    double coef;  /* coefficient of the slack s >= 0 in the aggregated row */
+} bb_slack;
+
+typedef struct {
+    double *a;    /* n: aggregated coefficients */
+    int *nz;      /* columns with a nonzero (may hold zeros after cancellation) */
+    char *in_nz;
+    int nnz;
+    double b;
+    bb_slack sl[CMIR_MAX_AGG + 1];
+    int nsl;
+    char *used;   /* rows used (m) */
+} bb_agg;
+
+static void bb_agg_add_row(const bb_ctx *c, bb_agg *g, int i, int side, double lam) {
+    for (long p = c->row_start[i]; p < c->row_start[i + 1]; p++) {
+        int j = c->row_idx[p];
+        if (!g->in_nz[j]) {
+            g->in_nz[j] = 1;
+            g->nz[g->nnz++] = j;
+            g->a[j] = 0;
+        }
+        g->a[j] += lam * c->row_val[p];
+    }
+    double rhs = side >= 0 ? c->row_ub[i] : c->row_lb[i];
+    if (side == 0) rhs = c->row_ub[i];
+    g->b += lam * rhs;
+    g->sl[g->nsl].row = i;
+    g->sl[g->nsl].side = side;
+    g->sl[g->nsl].coef = side == 0 ? 0 : (side > 0 ? lam : -lam);
+    g->nsl++;
+    g->used[i] = 1;
+}
+
+static void bb_agg_clear(bb_agg *g) {
+    for (int k = 0; k < g->nnz; k++) {
+        g->in_nz[g->nz[k]] = 0;
+        g->a[g->nz[k]] = 0;
+    }
+    for (int k = 0; k < g->nsl; k++) g->used[g->sl[k].row] = 0;
+    g->nnz = 0;
+    g->nsl = 0;
+    g->b = 0;
+}
+
+/* Try the MIR of the aggregated row; on success fills the cut (x space,
+ * sum h x <= R) into idx/val/cnt/R and returns its efficacy, else 0. */
+static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, double *h, int *idx, double *val,
+                          int *cnt, double *R) {
+    int n = c->n;
+    double beta = g->b;
+    /* bound substitution */
+    double S = 0;          /* value of the continuous part s >= 0 */
+    double deltas[16];
+    int nd = 0;
+    for (int k = 0; k < g->nnz; k++) {
+        int j = g->nz[k];
+        double a = g->a[j];
+        if (fabs(a) < 1e-12) continue;
+        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+        int use_ub;
+        if (lb == -INFINITY && ub == INFINITY) return 0;
+        if (lb == -INFINITY) use_ub = 1;
+        else if (ub == INFINITY) use_ub = 0;
+        else use_ub = ub - x < x - lb;
+        double ap = use_ub ? -a : a;       /* coefficient of x' >= 0 */
+        double xp = use_ub ? ub - x : x - lb;
+        beta -= a * (use_ub ? ub : lb);
+        if (c->is_int[j]) {
+            if (xp > 1e-6 && nd < 16) {
+                double d = fabs(ap);
+                int dup = 0;
+                for (int q = 0; q < nd; q++) dup |= fabs(deltas[q] - d) < 1e-9 * d;
+                if (!dup && d > 1e-6) deltas[nd++] = d;
+            }
+        } else if (ap < 0) {
+            S += -ap * xp;
+        }
+    }
+    for (int k = 0; k < g->nsl; k++) {
+        if (g->sl[k].side == 0 || g->sl[k].coef >= 0) continue;
+        int i = g->sl[k].row;
+        double sv = g->sl[k].side > 0 ? c->row_ub[i] - act[i] : act[i] - c->row_lb[i];
+        if (sv < 0) sv = 0;
+        S += -g->sl[k].coef * sv;
+    }
+    if (nd == 0) return 0;
+    double best_eff = 0, best_d = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        int tries = pass == 0 ? nd : 3;
+        double base = best_d;
+        for (int t = 0; t < tries; t++) {
+            double d = pass == 0 ? deltas[t] : base / (double)(2 << t);
+            if (pass == 1 && base == 0) break;
+            double bb = beta / d;
+            double f0 = bb - floor(bb);
+            if (f0 < 0.05 || f0 > 0.95) continue;
+            double lhs = 0, norm = 0;
+            for (int k = 0; k < g->nnz; k++) {
+                int j = g->nz[k];
+                double a = g->a[j];
+                if (fabs(a) < 1e-12 || !c->is_int[j]) continue;
+                double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+                int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
+                double ap = (use_ub ? -a : a) / d;
+                double xp = use_ub ? ub - x : x - lb;
+                double fj = ap - floor(ap);
+                double G = floor(ap) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
+                lhs += G * xp;
+                norm += G * G;
+            }
+            double sc = 1.0 / (d * (1 - f0));
+            lhs -= S * sc;
+            double viol = lhs - floor(bb);
+            if (viol <= 1e-6) continue;
+            double eff = viol / sqrt(norm + sc * sc);
+            if (eff > best_eff) {
+                best_eff = eff;
+                best_d = d;
+            }
+        }
+    }
+    if (best_eff < 1e-4) return 0;
+    /* build the cut in x space */
+    double d = best_d, bb = beta / d, f0 = bb - floor(bb), sc = 1.0 / (d * (1 - f0));
+    double rhs = floor(bb);
+    for (int k = 0; k < g->nnz; k++) h[g->nz[k]] = 0;
+    for (int k = 0; k < g->nnz; k++) {
+        int j = g->nz[k];
+        double a = g->a[j];
+        if (fabs(a) < 1e-12) continue;
+        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+        int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
+        double ap = use_ub ? -a : a;
+        double coef; /* of x' in the cut (<= rhs) */
+        if (c->is_int[j]) {
+            double aq = ap / d, fj = aq - floor(aq);
+            coef = floor(aq) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
+        } else {
+            if (ap >= 0) continue;
+            coef = ap * sc; /* -(-ap) * sc */
+        }
+        /* x' = x - lb or ub - x */
+        if (use_ub) {
+            h[j] -= coef;
+            rhs -= coef * ub;
+        } else {
+            h[j] += coef;
+            rhs += coef * lb;
+        }
+    }
+    for (int k = 0; k < g->nsl; k++) {
+        if (g->sl[k].side == 0 || g->sl[k].coef >= 0) continue;
+        int i = g->sl[k].row;
+        double coef = g->sl[k].coef * sc; /* of s >= 0 */
+        /* s = ub - a x (side +1) or a x - lb (side -1) */
+        double sgn = g->sl[k].side > 0 ? -1.0 : 1.0;
+        for (long p = c->row_start[i]; p < c->row_start[i + 1]; p++) {
+            int j = c->row_idx[p];
+            h[j] += coef * sgn * c->row_val[p];
+        }
+        rhs -= coef * (g->sl[k].side > 0 ? c->row_ub[i] : -c->row_lb[i]);
+    }
+    /* collect; slack rows may bring columns outside nz */
+    int m_cnt = 0;
+    double amax = 0, amin = INFINITY;
+    for (int j = 0; j < n; j++) {
+        if (h[j] == 0) continue;
+        if (fabs(h[j]) < 1e-11) {
+            /* drop a tiny term of a <= cut: h x >= h*lb (h>0) */
+            double bnd = h[j] > 0 ? c->glb[j] : c->gub[j];
+            if (!isfinite(bnd)) { h[j] = 0; return 0; }
+            rhs -= h[j] * bnd;
+            h[j] = 0;
+            continue;
+        }
+        idx[m_cnt] = j;
+        val[m_cnt] = h[j];
+        amax = fmax(amax, fabs(h[j]));
+        amin = fmin(amin, fabs(h[j]));
+        m_cnt++;
+        h[j] = 0;
+    }
+    if (m_cnt == 0 || amax / amin > CUT_MAX_DYN) return 0;
+    if (m_cnt > CUT_MAX_DENSITY * n + 10) return 0;
+    double lhs = 0, norm = 0;
+    for (int q = 0; q < m_cnt; q++) {
+        lhs += val[q] * c->x[idx[q]];
+        norm += val[q] * val[q];
+    }
+    double viol = lhs - rhs;
+    if (viol <= 1e-6 * fmax(1.0, fabs(rhs))) return 0;
+    *cnt = m_cnt;
+    *R = rhs;
+    return viol / sqrt(norm);
+}
+
+typedef struct {
+    double eff;
+    long at;     /* offset into the round's buffers */
+    int cnt;
+    double rhs;
+} bb_mircut;
+
+static int bb_mircut_cmp(const void *x, const void *y) {
+    const bb_mircut *a = x, *b = y;
+    if (a->eff != b->eff) return a->eff > b->eff ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* One round of c-MIR separation over the model rows; cuts are added to the
+ * pool and the simplex.  Returns the number added (-1 on failure). */
+static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
+    int n = c->n, m = c->m;
+    bb_agg g;
+    memset(&g, 0, sizeof g);
+    g.a = calloc((size_t)n, sizeof *g.a);
+    g.nz = malloc((size_t)n * sizeof *g.nz);
+    g.in_nz = calloc((size_t)n, 1);
+    g.used = calloc((size_t)(m ? m : 1), 1);
+    double *h = calloc((size_t)n, sizeof *h);
+    int *idx = malloc((size_t)n * sizeof *idx);
+    double *val = malloc((size_t)n * sizeof *val);
+    double *act = malloc((size_t)(rk_simplex_num_rows(c->lps) + 1) * sizeof *act);
+    bb_mircut *found = NULL;
+    int nfound = 0, capf = 0;
+    int *bidx = NULL;
+    double *bval = NULL;
+    long blen = 0, bcap = 0;
+    int added = -1;
+    if (!g.a || !g.nz || !g.in_nz || !g.used || !h || !idx || !val || !act) goto done;
+    rk_simplex_get_row_activity(c->lps, act);
+    for (int i0 = 0; i0 < m; i0++) {
+        int has_int = 0;
+        for (long p = c->row_start[i0]; p < c->row_start[i0 + 1] && !has_int; p++) has_int = c->is_int[c->row_idx[p]];
+        if (!has_int) continue;
+        for (int dir = 0; dir < 2; dir++) {
+            /* dir 0: <= ub form; dir 1: -(row) <= -lb */
+            int eq = c->row_lb[i0] == c->row_ub[i0];
+            if (dir == 0 && c->row_ub[i0] == INFINITY) continue;
+            if (dir == 1 && c->row_lb[i0] == -INFINITY) continue;
+            bb_agg_clear(&g);
+            int side = eq ? 0 : (dir == 0 ? 1 : -1);
+            bb_agg_add_row(c, &g, i0, side, dir == 0 ? 1.0 : -1.0);
+            for (int agg = 0; agg <= CMIR_MAX_AGG; agg++) {
+                int cnt = 0;
+                double R = 0;
+                double eff = bb_cmir_try(c, act, &g, h, idx, val, &cnt, &R);
+                if (eff > 0) {
+                    if (nfound == capf) {
+                        capf = capf ? 2 * capf : 64;
+                        bb_mircut *nf = realloc(found, (size_t)capf * sizeof *nf);
+                        if (!nf) goto done;
+                        found = nf;
+                    }
+                    if (blen + cnt > bcap) {
+                        bcap = bcap ? 2 * bcap : 4096;
+                        while (bcap < blen + cnt) bcap *= 2;
+                        int *ni = realloc(bidx, (size_t)bcap * sizeof *ni);
+                        if (!ni) goto done;
+                        bidx = ni;
+                        double *nv = realloc(bval, (size_t)bcap * sizeof *nv);
+                        if (!nv) goto done;
+                        bval = nv;
+                    }
+                    memcpy(bidx + blen, idx, (size_t)cnt * sizeof *idx);
+                    memcpy(bval + blen, val, (size_t)cnt * sizeof *val);
+                    found[nfound].eff = eff;
+                    found[nfound].at = blen;
+                    found[nfound].cnt = cnt;
+                    found[nfound].rhs = R;
+                    nfound++;
+                    blen += cnt;
+                    break;
+                }
+                if (agg == CMIR_MAX_AGG) break;
+                /* eliminate the continuous column farthest inside its bounds */
+                int bj = -1;
+                double bdist = 1e-6;
+                for (int k = 0; k < g.nnz; k++) {
+                    int j = g.nz[k];
+                    if (c->is_int[j] || fabs(g.a[j]) < 1e-9) continue;
+                    double dist = fmin(c->x[j] - c->glb[j], c->gub[j] - c->x[j]);
+                    if (dist > bdist) { bdist = dist; bj = j; }
+                }
+                if (bj < 0) break;
+                int bi = -1, bside = 0;
+                double bcoef = 0;
+                for (long p = c->A.start[bj]; p < c->A.start[bj + 1]; p++) {
+                    int i = c->A.index[p];
+                    if (g.used[i]) continue;
+                    int sd;
+                    if (c->row_lb[i] == c->row_ub[i]) sd = 0;
+                    else if (c->row_ub[i] != INFINITY && fabs(act[i] - c->row_ub[i]) <= 1e-6 * fmax(1.0, fabs(c->row_ub[i]))) sd = 1;
+                    else if (c->row_lb[i] != -INFINITY && fabs(act[i] - c->row_lb[i]) <= 1e-6 * fmax(1.0, fabs(c->row_lb[i]))) sd = -1;
+                    else continue;
+                    if (fabs(c->A.value[p]) > fabs(bcoef)) { bcoef = c->A.value[p]; bi = i; bside = sd; }
+                }
+                if (bi < 0 || g.nsl > CMIR_MAX_AGG) break;
+                double lam = -g.a[bj] / bcoef;
+                bb_agg_add_row(c, &g, bi, bside, lam);
+                g.a[bj] = 0; /* exactly eliminated */
+            }
+        }
+    }
+    bb_agg_clear(&g);
+    added = 0;
+    if (nfound > 0) {
+        qsort(found, (size_t)nfound, sizeof *found, bb_mircut_cmp);
+        if (nfound > max_cuts) nfound = max_cuts;
+        int *st = malloc((size_t)(nfound + 1) * sizeof *st);
+        int *ci = malloc((size_t)(blen ? blen : 1) * sizeof *ci);
+        double *cv = malloc((size_t)(blen ? blen : 1) * sizeof *cv);
+        double *lo = malloc((size_t)nfound * sizeof *lo), *hi = malloc((size_t)nfound * sizeof *hi);
+        if (st && ci && cv && lo && hi) {
+            long w = 0;
+            st[0] = 0;
+            for (int k = 0; k < nfound; k++) {
+                double s = 0;
+                for (int q = 0; q < found[k].cnt; q++) s = fmax(s, fabs(bval[found[k].at + q]));
+                for (int q = 0; q < found[k].cnt; q++) {
+                    ci[w] = bidx[found[k].at + q];
+                    cv[w] = bval[found[k].at + q] / s;
+                    w++;
+                }
+                lo[k] = -INFINITY;
+                hi[k] = found[k].rhs / s + 1e-9 * fmax(1.0, fabs(found[k].rhs / s));
+                st[k + 1] = (int)w;
+            }
+            if (rk_simplex_add_rows(c->lps, nfound, lo, hi, st, ci, cv) == RK_OK) {
+                for (int k = 0; k < nfound; k++) bb_cutpool_add(P, st[k + 1] - st[k], ci + st[k], cv + st[k], lo[k], hi[k]);
+                added = nfound;
+            }
+        }
+        free(st);
+        free(ci);
+        free(cv);
+        free(lo);
+        free(hi);
+    }
+done:
+    free(g.a);
+    free(g.nz);
+    free(g.in_nz);
+    free(g.used);
+    free(h);
+    free(idx);
+    free(val);
+    free(act);
+    free(found);
+    free(bidx);
+    free(bval);
+    return added;
+}
+
+/* Rebuild the simplex with the model rows and only the cuts whose slack is
+ * nonbasic (binding): inactive dense rows only slow the node LPs.  The basis
+ * is carried over, so the new LP starts optimal. */
+static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
+    int n = c->n, m = c->m;
+    rk_basis B = {0};
+    if (P->nc == 0 || rk_simplex_get_basis(c->lps, &B) != RK_OK) return;
+    if (B.m != m + P->nc) { rk_basis_free(&B); return; }
+    int keep = 0;
+    for (int k = 0; k < P->nc; k++) keep += B.row[m + k] != 0;
+    if (keep == P->nc) { rk_basis_free(&B); return; }
+    const rk_lp *lp = c->lp;
+    rk_lp *lp2 = rk_lp_new();
+    rk_error e2;
+    int ok = lp2 != NULL;
+    for (int j = 0; ok && j < n; j++) ok = rk_lp_add_col(lp2, NULL, lp->obj[j], c->slb[j], c->sub[j], lp->is_int[j]) == j;
+    for (int i = 0; ok && i < m; i++) ok = rk_lp_add_row(lp2, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
+    for (int j = 0; ok && j < n; j++)
+        for (long p = c->A.start[j]; ok && p < c->A.start[j + 1]; p++)
+            ok = rk_lp_set_coef(lp2, c->A.index[p], j, c->A.value[p]) == RK_OK;
+    int r = m;
+    for (int k = 0; ok && k < P->nc; k++) {
+        if (B.row[m + k] == 0) continue;
+        ok = rk_lp_add_row(lp2, NULL, P->lb[k], P->ub[k]) == r;
+        if (ok) ok = rk_lp_add_row_coefs(lp2, r, (int)(P->start[k + 1] - P->start[k]), P->idx + P->start[k],
+                                         P->val + P->start[k]) == RK_OK;
+        r++;
+    }
+    rk_simplex *s2 = NULL;
+    if (ok) {
+        rk_lp_set_maximize(lp2, lp->maximize);
+        rk_lp_set_obj_const(lp2, lp->obj_const);
+        s2 = rk_simplex_new(lp2, &e2);
+    }
+    if (s2) {
+        rk_basis nb;
+        nb.n = n;
+        nb.m = r;
+        nb.col = B.col;
+        nb.row = malloc((size_t)(r ? r : 1));
+        if (nb.row) {
+            memcpy(nb.row, B.row, (size_t)m);
+            int w = m;
+            for (int k = 0; k < P->nc; k++)
+                if (B.row[m + k] != 0) nb.row[w++] = B.row[m + k];
+            rk_simplex_set_basis(s2, &nb);
+            free(nb.row);
+        }
+        rk_simplex *old = c->lps;
+        c->lps = s2;
+        rk_lp_status st = bb_solve_lp(c, 0, 0);
+        if (st == RK_LP_OPTIMAL) {
+            bb_read_lp(c);
+            rk_simplex_free(old);
+        } else {
+            c->lps = old; /* keep the full LP */
+            rk_simplex_free(s2);
+        }
+    }
+    rk_lp_free(lp2);
+    rk_basis_free(&B);
+}
+
 int bb_root_cuts(bb_ctx *c) {
     if (getenv("BB_NOCUTS")) return 0;
     bb_cutpool P = {0};
@@ -391,13 +827,21 @@ int bb_root_cuts(bb_ctx *c) {
     int total = 0;
     double z0 = c->z;
     double last = c->z;
-    int max_total = 4 * c->m + 100;
+    int max_total = getenv("BB_CMAX") ? atoi(getenv("BB_CMAX")) : c->m + 50;
     int stall = 0;
     for (int round = 0; round < CUT_MAX_ROUNDS && total < max_total; round++) {
         if (bb_time_up(c)) break;
         int per = max_total - total;
-        if (per > 200) per = 200;
-        int k = bb_gmi_round(c, &P, per);
+        if (per > (getenv("BB_CPER") ? atoi(getenv("BB_CPER")) : 50)) per = getenv("BB_CPER") ? atoi(getenv("BB_CPER")) : 50;
+        int k1 = getenv("BB_NOMIR") ? 0 : bb_cmir_round(c, &P, per);
+        if (k1 < 0) k1 = 0;
+        int k = k1;
+        if (!getenv("BB_NOGMI")) {
+            c->mm = rk_simplex_num_rows(c->lps);
+            if (k1 > 0 && bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
+            int k2 = bb_gmi_round(c, &P, per);
+            if (k2 > 0) k += k2;
+        }
         if (k <= 0) break;
         total += k;
         c->mm = rk_simplex_num_rows(c->lps);
@@ -408,6 +852,7 @@ int bb_root_cuts(bb_ctx *c) {
             break;
         }
         bb_read_lp(c);
+        if (getenv("BB_CDBG")) fprintf(stderr, "round %d: %d cuts, z %.8g, rows %d\n", round, k, c->sense * c->z, rk_simplex_num_rows(c->lps));
         double gain = c->z - last;
         last = c->z;
         if (gain < 1e-4 * fmax(1.0, fabs(c->z)) + 1e-6 * fabs(c->z - z0)) {
@@ -416,10 +861,11 @@ int bb_root_cuts(bb_ctx *c) {
             stall = 0;
         }
     }
+    if (total) bb_purge_cuts(c, &P);
     c->mm = rk_simplex_num_rows(c->lps);
     if (c->par->verbose && total)
-        fprintf(stderr, "milp: %d GMI cuts at the root, bound %.10g -> %.10g\n", total, c->sense * z0,
-                c->sense * c->z);
+        fprintf(stderr, "milp: %d GMI cuts at the root (%d kept), bound %.10g -> %.10g, %.2f s\n", total,
+                c->mm - c->m, c->sense * z0, c->sense * c->z, bb_elapsed(c));
     bb_cutpool_free(&P);
     return total;
 }

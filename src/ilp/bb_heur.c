@@ -16,7 +16,7 @@ int bb_check_solution(const bb_ctx *c, double *x, double *z) {
         if (!isfinite(x[j])) return 0;
         if (c->is_int[j]) {
             double r = floor(x[j] + 0.5);
-            if (fabs(x[j] - r) > BB_INT_TOL) return 0;
+            if (fabs(x[j] - r) > BB_INT_TOL) { if (getenv("BB_DBG")) fprintf(stderr, "col %d frac %.12g\n", j, x[j]); return 0; }
             x[j] = r;
         }
         double lb = lp->col_lb[j], ub = lp->col_ub[j];
@@ -37,8 +37,10 @@ int bb_check_solution(const bb_ctx *c, double *x, double *z) {
     }
     for (int i = 0; i < c->m; i++) {
         double lb = lp->row_lb[i], ub = lp->row_ub[i];
-        if (ax[i] < lb - BB_FEAS_TOL * fmax(1.0, fabs(lb))) return 0;
-        if (ax[i] > ub + BB_FEAS_TOL * fmax(1.0, fabs(ub))) return 0;
+        if (ax[i] < lb - BB_FEAS_TOL * fmax(1.0, fabs(lb)) || ax[i] > ub + BB_FEAS_TOL * fmax(1.0, fabs(ub))) {
+            if (getenv("BB_DBG")) fprintf(stderr, "row %d violated: %.12g not in [%.12g, %.12g]\n", i, ax[i], lb, ub);
+            return 0;
+        }
     }
     double v = c->obj_const;
     for (int j = 0; j < c->n; j++) v += c->obj[j] * x[j];
@@ -64,6 +66,51 @@ int bb_offer_solution(bb_ctx *c, const double *x, const char *source) {
         fprintf(stderr, "milp: incumbent %.10g (%s) after %ld nodes, %.2f s\n", c->sense * z, source, c->nodes,
                 bb_elapsed(c));
     return 1;
+}
+
+/* An LP solution whose integer columns are integral may still miss a row
+ * by a little once they are rounded: fix the integer columns at their
+ * rounded values, re-solve for the continuous ones, and offer that.  The
+ * simplex is left with the node's bounds and basis. */
+int bb_polish_solution(bb_ctx *c, const double *x) {
+    int n = c->n;
+    if (c->n_int == n) return 0; /* nothing continuous to repair */
+    rk_basis saved = {0};
+    double *flb = malloc((size_t)n * sizeof *flb), *fub = malloc((size_t)n * sizeof *fub);
+    double *y = malloc((size_t)n * sizeof *y);
+    double *keep_x = malloc((size_t)n * sizeof *keep_x), *keep_d = malloc((size_t)n * sizeof *keep_d);
+    int ok = 0;
+    if (!flb || !fub || !y || !keep_x || !keep_d || rk_simplex_get_basis(c->lps, &saved) != RK_OK) goto out;
+    memcpy(keep_x, c->x, (size_t)n * sizeof *keep_x);
+    memcpy(keep_d, c->d, (size_t)n * sizeof *keep_d);
+    double keep_z = c->z;
+    memcpy(flb, c->llb, (size_t)n * sizeof *flb);
+    memcpy(fub, c->lub, (size_t)n * sizeof *fub);
+    for (int j = 0; j < n; j++)
+        if (c->is_int[j]) {
+            double r = floor(x[j] + 0.5);
+            if (r < flb[j]) r = flb[j];
+            if (r > fub[j]) r = fub[j];
+            flb[j] = fub[j] = r;
+        }
+    bb_apply_bounds(c, flb, fub);
+    if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) {
+        rk_simplex_get_x(c->lps, y);
+        ok = bb_offer_solution(c, y, "polished");
+    }
+    bb_apply_bounds(c, c->llb, c->lub);
+    rk_simplex_set_basis(c->lps, &saved);
+    memcpy(c->x, keep_x, (size_t)n * sizeof *keep_x);
+    memcpy(c->d, keep_d, (size_t)n * sizeof *keep_d);
+    c->z = keep_z;
+out:
+    rk_basis_free(&saved);
+    free(flb);
+    free(fub);
+    free(y);
+    free(keep_x);
+    free(keep_d);
+    return ok;
 }
 
 /* Rows in which moving x_j down (dir 0) or up (dir 1) may violate a bound. */
@@ -132,7 +179,20 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
             if (score < bscore) { bscore = score; best = j; bdir = dir; }
         }
         if (nfrac == 0) {
-            bb_offer_solution(c, c->x, "diving");
+            if (!bb_offer_solution(c, c->x, "diving")) {
+                /* repair the continuous part: the node bounds are the dive's */
+                double *sl = c->llb, *su = c->lub;
+                c->llb = dlb;
+                c->lub = dub;
+                double *xs = malloc((size_t)n * sizeof *xs);
+                if (xs) {
+                    memcpy(xs, c->x, (size_t)n * sizeof *xs);
+                    bb_polish_solution(c, xs);
+                    free(xs);
+                }
+                c->llb = sl;
+                c->lub = su;
+            }
             break;
         }
         if (best < 0) break;

@@ -53,7 +53,7 @@ typedef struct bb_ctx {
     double *row_val;
     double *obj;          /* min form */
     double obj_const;     /* min form */
-    int obj_integral;     /* every solution has an integer objective */
+    double obj_step;      /* every solution value is c0 + k * obj_step (0: unknown) */
     signed char *is_int;
     int n_int;
     /* bounds: global (root, tightened during the search) and local (node) */
@@ -121,6 +121,10 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col);
 int bb_check_solution(const bb_ctx *c, double *x, double *z);
 /* Offer a candidate solution; returns 1 if it became the incumbent. */
 int bb_offer_solution(bb_ctx *c, const double *x, const char *source);
+/* Fix the integer columns of x (integral within tolerance) and re-solve the
+ * LP for the continuous ones; offers the result.  Leaves the simplex with
+ * the node's bounds (llb/lub) and basis. */
+int bb_polish_solution(bb_ctx *c, const double *x);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);

@@ -19,7 +19,8 @@ struct rk_lu {
     /* active submatrix during factorization */
     int *rlen, *rcap, **rcol;
     double **rval;
-    int *clen, *ccap, **crow;
+    int *clen, *ccap, **crow;     /* column patterns (may hold done rows) */
+    int *ccnt;                    /* active entries per column */
     int *rhead, *rnext, *rprev;   /* row buckets by count */
     int *chead, *cnext, *cprev;   /* column buckets by count */
     int *rdone, *cdone;
@@ -63,7 +64,7 @@ void rk_lu_free(rk_lu *lu) {
     if (!lu) return;
     free_active(lu);
     free(lu->rlen); free(lu->rcap); free(lu->rcol); free(lu->rval);
-    free(lu->clen); free(lu->ccap); free(lu->crow);
+    free(lu->clen); free(lu->ccap); free(lu->crow); free(lu->ccnt);
     free(lu->rhead); free(lu->rnext); free(lu->rprev);
     free(lu->chead); free(lu->cnext); free(lu->cprev);
     free(lu->rdone); free(lu->cdone); free(lu->stamp); free(lu->pmark); free(lu->rwork);
@@ -84,7 +85,7 @@ static int ensure_m(rk_lu *lu, int m) {
     int old = lu->cap_m;
     int cap = m;
     REALLOC(lu->rlen, cap); REALLOC(lu->rcap, cap); REALLOC(lu->rcol, cap); REALLOC(lu->rval, cap);
-    REALLOC(lu->clen, cap); REALLOC(lu->ccap, cap); REALLOC(lu->crow, cap);
+    REALLOC(lu->clen, cap); REALLOC(lu->ccap, cap); REALLOC(lu->crow, cap); REALLOC(lu->ccnt, cap);
     REALLOC(lu->rhead, cap + 2); REALLOC(lu->rnext, cap); REALLOC(lu->rprev, cap);
     REALLOC(lu->chead, cap + 2); REALLOC(lu->cnext, cap); REALLOC(lu->cprev, cap);
     REALLOC(lu->rdone, cap); REALLOC(lu->cdone, cap); REALLOC(lu->stamp, cap); REALLOC(lu->pmark, cap); REALLOC(lu->rwork, cap);
@@ -120,13 +121,6 @@ static int col_push(rk_lu *lu, int c, int i) {
     }
     lu->crow[c][lu->clen[c]++] = i;
     return 0;
-}
-
-static void col_remove(rk_lu *lu, int c, int i) {
-    int *r = lu->crow[c];
-    int n = lu->clen[c];
-    for (int t = 0; t < n; t++)
-        if (r[t] == i) { r[t] = r[n - 1]; lu->clen[c]--; return; }
 }
 
 static int row_find(const rk_lu *lu, int i, int c) {
@@ -191,7 +185,10 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         }
     for (int k = 0; k <= m + 1; k++) { lu->rhead[k] = -1; lu->chead[k] = -1; }
     for (int i = m - 1; i >= 0; i--) bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
-    for (int c = m - 1; c >= 0; c--) bk_insert(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+    for (int c = m - 1; c >= 0; c--) {
+        lu->ccnt[c] = lu->clen[c];
+        bk_insert(lu->chead, lu->cnext, lu->cprev, c, lu->ccnt[c]);
+    }
 
     long nL = 0, nU = 0;
     int nbad = 0;
@@ -210,7 +207,9 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         }
         /* column singleton */
         for (int c = lu->chead[1]; c >= 0 && pc < 0; c = lu->cnext[c]) {
-            int i = lu->crow[c][0];
+            int i = -1;
+            for (int t = 0; t < lu->clen[c]; t++)
+                if (!lu->rdone[lu->crow[c][t]]) { i = lu->crow[c][t]; break; }
             int t = row_find(lu, i, c);
             if (fabs(lu->rval[i][t]) > LU_ABSTOL) { pr = i; pc = c; }
         }
@@ -226,14 +225,16 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
             for (int cnt = 1; cnt <= m && examined < LU_SEARCH && singular_col < 0; cnt++) {
                 for (int c = lu->chead[cnt]; c >= 0; c = lu->cnext[c]) {
                     double cmax = 0.0;
-                    for (int t = 0; t < cnt; t++) {
+                    for (int t = 0; t < lu->clen[c]; t++) {
                         int i = lu->crow[c][t];
+                        if (lu->rdone[i]) continue;
                         double v = fabs(lu->rval[i][row_find(lu, i, c)]);
                         if (v > cmax) cmax = v;
                     }
                     if (cmax <= LU_ABSTOL) { singular_col = c; break; }
-                    for (int t = 0; t < cnt; t++) {
+                    for (int t = 0; t < lu->clen[c]; t++) {
                         int i = lu->crow[c][t];
+                        if (lu->rdone[i]) continue;
                         double v = fabs(lu->rval[i][row_find(lu, i, c)]);
                         if (v < LU_THRESH * cmax || v <= LU_ABSTOL) continue;
                         double cost = (double)(lu->rlen[i] - 1) * (double)(cnt - 1);
@@ -246,9 +247,10 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
             }
             if (singular_col >= 0) {
                 int c = singular_col;
-                bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+                bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->ccnt[c]);
                 for (int t = 0; t < lu->clen[c]; t++) {
                     int i = lu->crow[c][t];
+                    if (lu->rdone[i]) continue;
                     int q = row_find(lu, i, c);
                     bk_remove(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
                     lu->rcol[i][q] = lu->rcol[i][lu->rlen[i] - 1];
@@ -257,6 +259,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
                     bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
                 }
                 lu->clen[c] = 0;
+                lu->ccnt[c] = 0;
                 lu->cdone[c] = 1;
                 bad_pos[nbad++] = c;
                 ncols_left--;
@@ -279,7 +282,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         lu->Lstart[k] = nL;
         lu->Ustart[k] = nU;
         bk_remove(lu->rhead, lu->rnext, lu->rprev, r, lu->rlen[r]);
-        bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->clen[c]);
+        bk_remove(lu->chead, lu->cnext, lu->cprev, c, lu->ccnt[c]);
         lu->rdone[r] = 1;
         lu->cdone[c] = 1;
         /* U row and scatter of the pivot row; unlink r from its columns */
@@ -290,13 +293,13 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
             if (push_U(lu, &nU, j, v)) return -1;
             lu->rwork[j] = v;
             lu->pmark[j] = 1;
-            bk_remove(lu->chead, lu->cnext, lu->cprev, j, lu->clen[j]);
-            col_remove(lu, j, r);
+            bk_remove(lu->chead, lu->cnext, lu->cprev, j, lu->ccnt[j]);
+            lu->ccnt[j]--;
         }
         /* eliminate column c from the other rows */
         for (int t = 0; t < lu->clen[c]; t++) {
             int i = lu->crow[c][t];
-            if (i == r) continue;
+            if (lu->rdone[i]) continue;
             int q = row_find(lu, i, c);
             double l = lu->rval[i][q] / piv;
             if (push_L(lu, &nL, i, l)) return -1;
@@ -317,6 +320,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
                 if (j == c || lu->stamp[j] == i) continue;
                 if (row_push(lu, i, j, -l * lu->rval[r][s])) return -1;
                 if (col_push(lu, j, i)) return -1;
+                lu->ccnt[j]++;
             }
             bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
         }
@@ -327,9 +331,10 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
             lu->rwork[j] = 0.0;
             lu->pmark[j] = 0;
             lu->stamp[j] = -1;
-            bk_insert(lu->chead, lu->cnext, lu->cprev, j, lu->clen[j]);
+            bk_insert(lu->chead, lu->cnext, lu->cprev, j, lu->ccnt[j]);
         }
         lu->clen[c] = 0;
+        lu->ccnt[c] = 0;
         lu->rlen[r] = 0;
         k++;
         ncols_left--;

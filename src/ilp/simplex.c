@@ -57,6 +57,8 @@ struct rk_simplex {
     int need_refactor;
     /* work */
     double *rho, *alpha, *tau, *tmp, *arow;
+    int *alist, alen;         /* nonbasic j with arow[j] set (arow is 0 elsewhere) */
+    char *amark;
     int *cand, *bad_pos, *bad_row;
     double *cand_r;
     long iters;
@@ -192,23 +194,36 @@ static void compute_duals(rk_simplex *s) {
     for (int j = 0; j < N; j++) s->d[j] = s->vst[j] == VS_BASIC ? 0.0 : s->cw[j] - col_dot(s, j, s->y);
 }
 
-/* pivot row: arow[j] = rho . a_j for all j (basic ones are garbage) */
+/* pivot row: arow[j] = rho . a_j for the nonbasic j, listed in alist;
+ * arow is zero elsewhere */
 static void compute_row(rk_simplex *s, const double *rho) {
     int n = s->n, m = s->m;
+    double *ar = s->arow;
+    for (int k = 0; k < s->alen; k++) ar[s->alist[k]] = 0.0;
+    s->alen = 0;
     int nz = 0;
     for (int i = 0; i < m; i++) nz += rho[i] != 0.0;
-    double *ar = s->arow;
     if ((double)nz < 0.1 * m) {
-        for (int j = 0; j < n; j++) ar[j] = 0.0;
         for (int i = 0; i < m; i++) {
             double r = rho[i];
             if (r == 0.0) continue;
-            for (long p = s->Ars[i]; p < s->Ars[i + 1]; p++) ar[s->Arj[p]] += r * s->Arv[p];
+            for (long p = s->Ars[i]; p < s->Ars[i + 1]; p++) {
+                int j = s->Arj[p];
+                if (s->vst[j] == VS_BASIC) continue;
+                if (!s->amark[j]) { s->amark[j] = 1; s->alist[s->alen++] = j; }
+                ar[j] += r * s->Arv[p];
+            }
         }
+        for (int k = 0; k < s->alen; k++) s->amark[s->alist[k]] = 0;
     } else {
-        for (int j = 0; j < n; j++) ar[j] = s->vst[j] == VS_BASIC ? 0.0 : col_dot(s, j, rho);
+        for (int j = 0; j < n; j++) {
+            if (s->vst[j] == VS_BASIC) continue;
+            double v = col_dot(s, j, rho);
+            if (v != 0.0) { ar[j] = v; s->alist[s->alen++] = j; }
+        }
     }
-    for (int i = 0; i < m; i++) ar[n + i] = rho[i];
+    for (int i = 0; i < m; i++)
+        if (rho[i] != 0.0 && s->vst[n + i] != VS_BASIC) { ar[n + i] = rho[i]; s->alist[s->alen++] = n + i; }
 }
 
 static double objective_internal(const rk_simplex *s, const double *cost) {
@@ -307,8 +322,8 @@ static void basis_change(rk_simplex *s, int r, int q, int leave_status) {
 }
 
 static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
-    int m = s->m, n = s->n, N = n + m;
-    int fresh = 0, degenerate_run = 0;
+    int m = s->m;
+    int fresh = 0, x_fresh = 0, degenerate_run = 0;
     for (;;) {
         if (s->need_refactor || !s->lu_ok) {
             if (refactor(s)) return LOOP_ERROR;
@@ -320,10 +335,11 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
                 if (count_dual_infeasible(s) > 0) return LOOP_RESTART;
             }
             fresh = 1;
+            x_fresh = 1;
         }
         int lim = limits_hit(s);
         if (lim >= 0) return lim;
-        if (isfinite(cutoff) && !s->perturbed && (s->iters % 4) == 0) {
+        if (isfinite(cutoff) && !s->perturbed) {
             double o = objective_internal(s, s->c);
             if (o > cutoff + 1e-9 * fmax(1.0, fabs(cutoff))) return LOOP_CUTOFF;
         }
@@ -340,7 +356,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
             if (sc > best) { best = sc; r = p; }
         }
         if (r < 0) {
-            if (!fresh) { s->need_refactor = 1; continue; }
+            if (!x_fresh) { compute_primal(s); x_fresh = 1; continue; }
             return LOOP_OPTIMAL;
         }
         int jr = s->head[r];
@@ -360,13 +376,15 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
         /* candidates */
         int nc = 0;
         double amax = 0.0;
-        for (int j = 0; j < N; j++) {
-            if (s->vst[j] == VS_BASIC || s->lb[j] == s->ub[j]) continue;
+        for (int k = 0; k < s->alen; k++) {
+            int j = s->alist[k];
+            if (s->lb[j] == s->ub[j]) continue;
             double a = sgn * s->arow[j];
             if (fabs(a) > amax) amax = fabs(a);
         }
         double ptol_rel = PIVTOL * fmax(1.0, amax) * 1e-2 > PIVTOL ? PIVTOL * fmax(1.0, amax) * 1e-2 : PIVTOL;
-        for (int j = 0; j < N; j++) {
+        for (int k = 0; k < s->alen; k++) {
+            int j = s->alist[k];
             int st = s->vst[j];
             if (st == VS_BASIC || s->lb[j] == s->ub[j]) continue;
             double a = sgn * s->arow[j];
@@ -435,6 +453,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
             if (fabs(arq) < 1e-11) return LOOP_ERROR;
         }
         fresh = 0;
+        x_fresh = 0;
         /* dual step (with cost shifting when d_q has the wrong sign) */
         double aq = sgn * s->arow[q];
         double thd = s->d[q] / aq;
@@ -447,8 +466,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
         if (thd == 0.0) degenerate_run++; else degenerate_run = 0;
         double t = sgn * thd;
         if (t != 0.0)
-            for (int j = 0; j < N; j++)
-                if (s->vst[j] != VS_BASIC) s->d[j] -= t * s->arow[j];
+            for (int k = 0; k < s->alen; k++) s->d[s->alist[k]] -= t * s->arow[s->alist[k]];
         /* bound flips */
         if (nflip > 0) {
             double *tt = s->tmp;
@@ -495,7 +513,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
 
 static int primal_loop(rk_simplex *s) {
     int m = s->m, n = s->n, N = n + m;
-    int fresh = 0;
+    int fresh = 0, x_fresh = 0;
     int phase = 0; /* 1 or 2; 0 unknown */
     for (int j = 0; j < N; j++) s->dvx[j] = 1.0;
     for (;;) {
@@ -536,9 +554,14 @@ static int primal_loop(rk_simplex *s) {
             if (sc > best) { best = sc; q = j; }
         }
         if (q < 0) {
-            if (!fresh) { s->need_refactor = 1; continue; }
+            if (!fresh && !(phase == 2 && x_fresh)) {
+                if (phase == 2) { compute_primal(s); compute_duals(s); x_fresh = 1; }
+                else s->need_refactor = 1;
+                continue;
+            }
             return phase == 1 ? LOOP_INFEASIBLE : LOOP_OPTIMAL;
         }
+        x_fresh = 0;
         double dir = s->d[q] < 0 ? 1.0 : -1.0;
         double *alpha = s->alpha;
         for (int i = 0; i < m; i++) alpha[i] = 0.0;
@@ -621,14 +644,14 @@ static int primal_loop(rk_simplex *s) {
         /* duals (phase 2) */
         if (phase == 2) {
             double thd = s->d[q] / arq;
-            for (int j = 0; j < N; j++)
-                if (s->vst[j] != VS_BASIC) s->d[j] -= thd * s->arow[j];
+            for (int k = 0; k < s->alen; k++) s->d[s->alist[k]] -= thd * s->arow[s->alist[k]];
             s->d[jr] = -thd;
             s->d[q] = 0.0;
         }
         /* devex */
         double wq = s->dvx[q];
-        for (int j = 0; j < N; j++) {
+        for (int k = 0; k < s->alen; k++) {
+            int j = s->alist[k];
             if (s->vst[j] == VS_BASIC || s->arow[j] == 0.0) continue;
             double ratio = s->arow[j] / arq;
             double w = ratio * ratio * wq;
@@ -699,7 +722,7 @@ static int alloc_arrays(rk_simplex *s, int n, int m) {
 #define AL(p, k) do { void *q_ = realloc((p), (k) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
     AL(s->c, Nz); AL(s->cw, Nz); AL(s->lb, Nz); AL(s->ub, Nz);
     AL(s->bpos, Nz); AL(s->vst, Nz); AL(s->x, Nz); AL(s->d, Nz); AL(s->dvx, Nz); AL(s->arow, Nz);
-    AL(s->cand, Nz); AL(s->cand_r, Nz);
+    AL(s->cand, Nz); AL(s->cand_r, Nz); AL(s->alist, Nz); AL(s->amark, Nz);
     AL(s->head, mz); AL(s->y, mz); AL(s->dse, mz); AL(s->rho, mz); AL(s->alpha, mz); AL(s->tau, mz);
     AL(s->tmp, mz); AL(s->rs, mz);
     AL(s->bad_pos, Nz); AL(s->bad_row, Nz);
@@ -794,6 +817,8 @@ rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
         rk_fail(err, RK_ENOMEM, "simplex: out of memory");
         return NULL;
     }
+    memset(s->arow, 0, (size_t)(n + m ? n + m : 1) * sizeof *s->arow);
+    memset(s->amark, 0, (size_t)(n + m ? n + m : 1));
     memcpy(s->Acs, A.start, (size_t)(n + 1) * sizeof *s->Acs);
     memcpy(s->Aci, A.index, (size_t)A.nnz * sizeof *s->Aci);
     memcpy(s->Acv, A.value, (size_t)A.nnz * sizeof *s->Acv);
@@ -841,7 +866,7 @@ void rk_simplex_free(rk_simplex *s) {
     free(s->head); free(s->bpos); free(s->vst); free(s->x); free(s->d); free(s->y);
     free(s->dse); free(s->dvx);
     free(s->rho); free(s->alpha); free(s->tau); free(s->tmp); free(s->arow);
-    free(s->cand); free(s->cand_r); free(s->bad_pos); free(s->bad_row);
+    free(s->cand); free(s->cand_r); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
     rk_lu_free(s->lu);
     free(s);
 }
@@ -881,6 +906,11 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     s->time_limit = o->time_limit;
     s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
     s->verbose = o->verbose;
+    for (int j = 0; j < N_of(s); j++)
+        if (s->lb[j] > s->ub[j] + PTOL * (1.0 + fabs(s->ub[j]))) {
+            s->last = RK_LP_INFEASIBLE; /* crossing bounds */
+            return s->last;
+        }
     int cold = !s->solved_once;
     s->solved_once = 1;
     remove_perturbation(s);
@@ -928,12 +958,12 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
                 }
             }
             if (rc == LOOP_CUTOFF) break;
-            /* verify from a fresh factorization */
-            if (refactor(s)) { rc = LOOP_ERROR; break; }
+            /* verify: recompute primal and dual values from the factors */
             compute_primal(s);
             compute_duals(s);
             if (max_primal_infeasibility(s) <= 10 * PTOL && count_dual_infeasible(s) == 0) break;
             if (s->verbose) fprintf(stderr, "simplex: verification failed, continuing\n");
+            s->need_refactor = 1;
             rc = LOOP_ERROR;
             continue;
         }
@@ -1045,6 +1075,7 @@ rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const 
         if (idx[p] < 0 || idx[p] >= n) return RK_EINPUT;
     /* save N-indexed data (logicals shift nothing: they are appended) */
     if (alloc_arrays(s, n, m1)) return RK_ENOMEM;
+    for (int j = n + m0; j < n + m1; j++) { s->arow[j] = 0.0; s->amark[j] = 0; }
     /* new row scales */
     for (int k = 0; k < nrows; k++) {
         double hi = 0.0;

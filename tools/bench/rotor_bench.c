@@ -1,8 +1,12 @@
 /* rotor_bench.c — benchmark of the rk-Rotor table fill (tools/bench/rotor):
  * random chains of L blocks with N options per block, the table filled with
- * 1 and with T threads (the peer: the same fill on one thread), its size,
- * and Rotor (2 options per block) on the same chain for the O(L^2 M (L+B))
- * vs O(L^3 M) comparison.  The two fills must give the same optimum.
+ * 1 and with T threads (the peer: the same fill on one thread; the two must
+ * give the same optimum), its size, and Rotor (2 options per block) on the
+ * same chain on one thread.  Also measured in the same run: the speed-up of
+ * a plain parallel loop on T threads (what the machine can give right now)
+ * and, per fill, cpu-est = T * cpu(1 thread) / cpu(T threads), the speed-up
+ * on T idle cores when the threads are balanced -- a busy machine hides it
+ * from the wall clock.
  *
  *   bench-rotor [--lengths 25,50,100,200] [--slots 500] [--options 30]
  *               [--threads 2] [--repeat 3] [--seed 1] [--json]
@@ -13,11 +17,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "rk_dp.h"
 
+static double cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Best wall time of `repeat` fills; *cpu = the process CPU time of that fill
+ * (all threads). */
 static double fill_time(const rk_dp_costs *c, int64_t budget, int slots, int threads, int repeat, double *opt,
-                        size_t *bytes) {
+                        size_t *bytes, double *cpu) {
     rk_dp_params p;
     rk_dp_params_default(&p);
     p.slots = slots;
@@ -26,18 +39,40 @@ static double fill_time(const rk_dp_costs *c, int64_t budget, int slots, int thr
     for (int r = 0; r < repeat; r++) {
         rk_dp_table *t;
         rk_error err;
-        double t0 = omp_get_wtime();
+        double t0 = omp_get_wtime(), c0 = cpu_now();
         if (rk_dp_table_fill(c, budget, &p, &t, &err)) {
             fprintf(stderr, "bench-rotor: %s\n", err.msg);
             exit(1);
         }
-        double dt = omp_get_wtime() - t0;
-        if (dt < best) best = dt;
+        double dt = omp_get_wtime() - t0, dc = cpu_now() - c0;
+        if (dt < best) {
+            best = dt;
+            *cpu = dc;
+        }
         *opt = rk_dp_table_time(t);
         *bytes = rk_dp_table_bytes(t);
         rk_dp_table_free(t);
     }
     return best;
+}
+
+/* The machine's own T-thread speed-up right now: an embarrassingly parallel
+ * loop of about the same length, 1 thread vs T (a busy machine shows < T). */
+static double calibrate(int threads, int repeat) {
+    double best[2] = {INFINITY, INFINITY};
+    volatile double sink = 0;
+    for (int r = 0; r < repeat; r++)
+        for (int k = 0; k < 2; k++) {
+            int nt = k ? threads : 1;
+            double t0 = omp_get_wtime(), acc = 0;
+#pragma omp parallel for num_threads(nt) reduction(+ : acc) schedule(static)
+            for (long i = 0; i < 100000000L; i++) acc += (double)(i % 7) * 1e-9;
+            double dt = omp_get_wtime() - t0;
+            sink += acc;
+            if (dt < best[k]) best[k] = dt;
+        }
+    (void)sink;
+    return best[0] / best[1];
 }
 
 /* Rotor's view of the same chain: options 0 and 1 (keep all) only. */
@@ -94,13 +129,17 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench-rotor: bad arguments\n");
         return 2;
     }
+    double machine = calibrate(threads, repeat);
+    if (!json)
+        printf("machine: a plain parallel loop runs %.2fx faster on %d threads than on 1 right now\n", machine,
+               threads);
     if (!json)
         printf("rk-Rotor table fill: %d slots, %d options per block (option 0 + %d with a backward), best of %d\n"
-               "%6s %12s %12s %12s %9s %12s %12s %10s\n",
-               slots, nopt, nopt - 1, repeat, "L", "1 thread s", "threads", "T threads s", "speed-up", "table MB",
-               "rotor 1t s", "overhead");
+               "%6s %12s %12s %12s %9s %9s %10s %12s %10s\n",
+               slots, nopt, nopt - 1, repeat, "L", "1 thread s", "threads", "T threads s", "speed-up", "cpu-est",
+               "table MB", "rotor 1t s", "overhead");
     else
-        printf("[");
+        printf("{\"machine_speedup\": %.3f, \"runs\": [", machine);
     int first = 1, bad = 0;
     for (char *tok = strtok(lengths, ","); tok; tok = strtok(NULL, ",")) {
         int L = atoi(tok);
@@ -121,11 +160,12 @@ int main(int argc, char **argv) {
         }
         rk_dp_plan_free(&pl);
         int64_t budget = lo_b + (ev.peak - lo_b) / 3;
-        double o1, oT, oR;
+        double o1, oT, oR, c1, cT, cR;
         size_t b1, bT, bR;
-        double t1 = fill_time(&cst, budget, slots, 1, repeat, &o1, &b1);
-        double tT = fill_time(&cst, budget, slots, threads, repeat, &oT, &bT);
-        double tR = fill_time(&rot, budget, slots, 1, repeat, &oR, &bR);
+        double t1 = fill_time(&cst, budget, slots, 1, repeat, &o1, &b1, &c1);
+        double tT = fill_time(&cst, budget, slots, threads, repeat, &oT, &bT, &cT);
+        double tR = fill_time(&rot, budget, slots, 1, repeat, &oR, &bR, &cR);
+        double est = cT > 0 ? threads * c1 / cT : 0;
         double base = 0;
         for (int b = 0; b < L; b++) {
             const rk_dp_option_cost *x = &cst.classes[cst.block_class[b]].opt[1];
@@ -138,18 +178,18 @@ int main(int argc, char **argv) {
         }
         if (json)
             printf("%s\n {\"L\": %d, \"slots\": %d, \"options\": %d, \"budget\": %lld, \"t1_s\": %.6f, \"threads\": %d, "
-                   "\"tT_s\": %.6f, \"speedup\": %.3f, \"table_bytes\": %zu, \"rotor_t1_s\": %.6f, \"overhead\": %.6f, "
-                   "\"rotor_overhead\": %.6f}",
-                   first ? "" : ",", L, slots, nopt, (long long)budget, t1, threads, tT, t1 / tT, bT, tR,
+                   "\"tT_s\": %.6f, \"speedup\": %.3f, \"cpu1_s\": %.6f, \"cpuT_s\": %.6f, \"cpu_est_speedup\": %.3f, "
+                   "\"table_bytes\": %zu, \"rotor_t1_s\": %.6f, \"overhead\": %.6f, \"rotor_overhead\": %.6f}",
+                   first ? "" : ",", L, slots, nopt, (long long)budget, t1, threads, tT, t1 / tT, c1, cT, est, bT, tR,
                    o1 / base - 1, oR / base - 1);
         else
-            printf("%6d %12.4f %12d %12.4f %9.2f %12.1f %12.4f %9.2f%%\n", L, t1, threads, tT, t1 / tT, bT / 1e6, tR,
-                   100 * (o1 / base - 1));
+            printf("%6d %12.4f %12d %12.4f %9.2f %9.2f %10.1f %12.4f %9.2f%%\n", L, t1, threads, tT, t1 / tT, est,
+                   bT / 1e6, tR, 100 * (o1 / base - 1));
         fflush(stdout);
         first = 0;
         rk_dp_costs_free(&cst);
         rk_dp_costs_free(&rot);
     }
-    if (json) printf("\n]\n");
+    if (json) printf("\n]}\n");
     return bad;
 }

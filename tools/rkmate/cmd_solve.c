@@ -16,7 +16,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rkmate solve CHAIN.rkg --budget B [--algo ALGO] [--slots N] [--threads N] [--json]\n"
-            "                    [-o SCHEDULE.rks] [--grid PxS] [--builtin-options] [--quiet]\n\n"
+            "                    [-o SCHEDULE.rks] [--grid PxS] [--builtin-options] [--no-fallback] [--quiet]\n\n"
             "Finds the fastest schedule of the chain's forward and backward whose peak memory (every\n"
             "data node in memory, the chain inputs included) stays within B bytes, replays it with the\n"
             "simulator and prints its peak, time and overhead.\n\n"
@@ -31,6 +31,8 @@ static void usage(FILE *f) {
             "  --threads N        OpenMP threads (default: all)\n"
             "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
             "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all, asap}\n"
+            "  --no-fallback      rockmate/rotor: the DP's plan only (by default the keep-all, sqrt(n) and\n"
+            "                     recompute-all plans are also tried in exact bytes, against slot rounding)\n"
             "  --json             one JSON object on stdout\n"
             "  -o FILE            write the schedule (.rks)\n"
             "  --quiet            no progress lines\n\n"
@@ -65,14 +67,15 @@ int rk_cmd_solve(int argc, char **argv) {
         {"slots", required_argument, 0, 's'},  {"threads", required_argument, 0, 't'},
         {"json", no_argument, 0, 'j'},         {"output", required_argument, 0, 'o'},
         {"quiet", no_argument, 0, 'q'},        {"grid", required_argument, 0, 'g'},
-        {"builtin-options", no_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+        {"builtin-options", no_argument, 0, 'B'}, {"no-fallback", no_argument, 0, 'F'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cmd = "solve", *out_path = NULL, *algo_name = "rockmate";
     int64_t budget = -1;
-    int json = 0, quiet = 0, builtin = 0, gp = -1, gs = -1, c;
+    int json = 0, quiet = 0, builtin = 0, fallback = 1, gp = -1, gs = -1, c;
     long slots = 500, threads = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:Bh", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFh", lopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (cli_parse_bytes(cmd, "--budget", optarg, &budget)) return CLI_BADINPUT;
@@ -89,6 +92,7 @@ int rk_cmd_solve(int argc, char **argv) {
                 return cli_usage_error(cmd, "--grid: expected PxS like 20x20, got '%s'", optarg);
             break;
         case 'B': builtin = 1; break;
+        case 'F': fallback = 0; break;
         case 'j': json = 1; break;
         case 'o': out_path = optarg; break;
         case 'q': quiet = 1; break;
@@ -124,6 +128,7 @@ int rk_cmd_solve(int argc, char **argv) {
     par.algo = (rk_solve_algo)algo;
     par.dp.slots = (int)slots;
     par.dp.threads = (int)threads;
+    par.dp.fallback = fallback;
     par.cm.threads = (int)threads;
     if (gp > 0) {
         par.cm.grid_peak = gp;

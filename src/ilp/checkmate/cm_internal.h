@@ -91,4 +91,7 @@ rk_status cm_decode_replay(const rk_checkmate_model *m, const double *x, rk_op *
 
 double cm_now(void);
 
+/* Round the 0/1 columns of x and recompute its U columns exactly. */
+void cm_fix_continuous(const rk_checkmate_model *m, double *x);
+
 #endif

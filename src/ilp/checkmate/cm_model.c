@@ -262,12 +262,13 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     touch_list *tl = calloc((size_t)D + 1, sizeof *tl);
     int *R = malloc((size_t)T * (size_t)T * sizeof(int));
     int *Pcur = malloc((size_t)(D + 1) * sizeof(int)), *Pnext = malloc((size_t)(D + 1) * sizeof(int));
-    tmp_ev *cre = NULL, *del = NULL;
-    int n_cre = 0, cap_cre = 0, n_del = 0, cap_del = 0;
+    tmp_ev *cre = NULL, *del = NULL, *aft = NULL;
+    int n_cre = 0, cap_cre = 0, n_del = 0, cap_del = 0, n_aft = 0, cap_aft = 0;
+    cm_expr *cur = malloc((size_t)(D + 1) * sizeof(cm_expr));
     lin a = {0}, l = {0}, U = {0};
     int *mark = calloc((size_t)T + 1, sizeof(int));
     OOM_IF(!m || !pos || !need || !ufwd || !first_prod || !last_prod || !is_in || !is_ig || !tl || !R || !Pcur ||
-           !Pnext || !mark);
+           !Pnext || !mark || !cur);
     m->g = g;
     m->T = T;
     for (int i = 0; i < T; i++) pos[g->topo[i]] = i;
@@ -431,7 +432,7 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             mark[k] = m->n_steps - 1; /* step index of position k in this stage */
         }
         int s0 = m->stage_start[t], s1 = m->n_steps;
-        n_cre = n_del = 0;
+        n_cre = n_del = n_aft = 0;
         for (int d = 0; d < D; d++) {
             if (is_in[d]) {
                 Pnext[d] = CM_ONE;
@@ -574,6 +575,24 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
                     n_del++;
                 }
                 lin_free(&xl);
+                /* presence after the step (deletion included) */
+                if (n_aft == cap_aft) {
+                    cap_aft = cap_aft ? 2 * cap_aft : 256;
+                    tmp_ev *x = realloc(aft, (size_t)cap_aft * sizeof *x);
+                    OOM_IF(!x);
+                    aft = x;
+                }
+                aft[n_aft].step = step;
+                aft[n_aft].d = d;
+                aft[n_aft].ref = 0;
+                if (e < nev - 1) {
+                    OOM_IF(m_commit(m, &a, &aft[n_aft].x));
+                } else {
+                    lin_reset(&l);
+                    OOM_IF(lin_ref(&l, Pnext[d], 1));
+                    OOM_IF(m_commit(m, &l, &aft[n_aft].x));
+                }
+                n_aft++;
             }
             free(evbuf);
         }
@@ -595,45 +614,39 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             m->dels[m->n_dels].x = del[i].x;
             m->n_dels++;
         }
-        /* memory rows */
-        lin_reset(&U);
-        U.c0 = (double)m->input_size;
-        for (int d = 0; d < D; d++)
-            if (!is_in[d]) OOM_IF(lin_ref(&U, Pcur[d], (double)g->d[d].size));
-        int ic = 0, id = 0;
+        /* memory rows, written over the 0/1 presence of every data (the
+         * knapsack structure stays visible to the solver) */
+        qsort(aft, (size_t)n_aft, sizeof *aft, cmp_tmp_ev);
+        for (int d = 0; d < D; d++) {
+            lin_reset(&l);
+            if (!is_in[d]) OOM_IF(lin_ref(&l, Pcur[d], 1));
+            OOM_IF(m_commit(m, &l, &cur[d]));
+        }
+        int ic = 0, ia = 0;
         for (int s = s0; s < s1; s++) {
             cm_step *st = &m->steps[s];
             const rk_cnode *c = &g->c[g->topo[st->k]];
             double oh = c->overhead > 0 ? (double)c->overhead : 0;
-            /* memory at the step: U + overhead R + fresh outputs */
+            lin_reset(&U);
+            U.c0 = (double)m->input_size;
+            for (int d = 0; d < D; d++)
+                if (!is_in[d] && g->d[d].size > 0) OOM_IF(lin_expr(&U, m, cur[d], (double)g->d[d].size));
+            /* memory at the step: present + overhead R + fresh outputs */
             OOM_IF(lin_copy(&l, &U) || lin_ref(&l, st->R, oh));
-            int ic0 = ic;
             while (ic < n_cre && cre[ic].step == s) {
                 OOM_IF(lin_ref(&l, cre[ic].ref, (double)g->d[cre[ic].d].size));
                 ic++;
             }
             OOM_IF(m_row(m, &l, -INFINITY, 0, CM_RHS_PEAK, 'm', t, st->k, 0));
             if (t == m->t_loss && st->k == m->t_loss) {
-                /* saved at the loss: U - inputs - output <= M_save */
+                /* saved at the loss: present - inputs - output <= M_save */
                 OOM_IF(lin_copy(&l, &U));
                 l.c0 -= (double)(m->input_size + m->output_size);
                 OOM_IF(m_row(m, &l, -INFINITY, 0, CM_RHS_SAVE, 's', t, st->k, 0));
             }
-            if (s < s1 - 1) {
-                /* U after the step */
-                int uc = m_col(m, CM_COL_U, t, st->k, 0, 0, 0, INFINITY, 0);
-                OOM_IF(uc < 0);
-                OOM_IF(lin_copy(&l, &U));
-                for (int i = ic0; i < ic; i++) OOM_IF(lin_ref(&l, cre[i].ref, (double)g->d[cre[i].d].size));
-                while (id < n_del && del[id].step < s) id++;
-                while (id < n_del && del[id].step == s) {
-                    OOM_IF(lin_expr(&l, m, del[id].x, -(double)g->d[del[id].d].size));
-                    id++;
-                }
-                OOM_IF(lin_ref(&l, uc, -1));
-                OOM_IF(m_row(m, &l, 0, 0, CM_RHS_FIXED, 'U', t, st->k, 0));
-                lin_reset(&U);
-                OOM_IF(lin_ref(&U, uc, 1));
+            while (ia < n_aft && aft[ia].step == s) {
+                cur[aft[ia].d] = aft[ia].x;
+                ia++;
             }
         }
         int *sw = Pcur;
@@ -672,6 +685,8 @@ done:
     free(Pnext);
     free(cre);
     free(del);
+    free(aft);
+    free(cur);
     free(mark);
     lin_free(&a);
     lin_free(&l);
@@ -779,6 +794,30 @@ oom:
 rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, rk_lp **lp,
                                 rk_error *err) {
     return cm_model_lp(m, m_peak, m_save, 0, lp, err);
+}
+
+/* Recompute the continuous columns (U) of x from its 0/1 columns: each U
+ * column is defined by its 'U' row (U = previous U + creations - deletions),
+ * rows in stage/step order, so one pass in row order suffices. */
+void cm_fix_continuous(const rk_checkmate_model *m, double *x) {
+    for (int j = 0; j < m->n_cols; j++)
+        if (m->cols[j].integer) x[j] = x[j] > 0.5 ? 1 : 0;
+    for (int i = 0; i < m->n_rows; i++) {
+        const cm_row *rw = &m->rows[i];
+        if (rw->fam != 'U') continue;
+        int u = -1;
+        double v = rw->e.c0;
+        for (int k = 0; k < rw->e.n; k++) {
+            int c = m->tcol[rw->e.start + k];
+            double a = m->tval[rw->e.start + k];
+            if (m->cols[c].kind == CM_COL_U && a == -1 && (u < 0 || c > u)) u = c;
+        }
+        for (int k = 0; k < rw->e.n; k++) {
+            int c = m->tcol[rw->e.start + k];
+            if (c != u) v += m->tval[rw->e.start + k] * x[c];
+        }
+        if (u >= 0) x[u] = v;
+    }
 }
 
 /* ------------------------------------------------------------- decoding */

@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""End-to-end tests of rkmate's libtorch part (rkmate trace / run): export small
+models with tools/models, trace them, check the blocks reproduce the module's
+output bit for bit and the chain's structure, then run schedules (keep
+everything, recomputing ones, rk-Rotor at several budgets) and check that the
+gradients equal the plain PyTorch step bit for bit in float64, that the
+measured peak stays within the budget (+5 % documented slack) and within 10 %
+of the simulator's prediction.  Also the rules for bad input.
+
+Run by tests/exec/run_exec_tests.sh with a Python that has torch; skipped
+(exit 77) when rkmate-torch is not built or no such Python exists."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+RKMATE = os.environ.get("RKMATE", "rkmate")
+ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+MODELS = os.path.join(ROOT, "tools", "models")
+TMP = tempfile.mkdtemp(prefix="rkmate-exec-")
+SLACK = 0.05   # documented allocator slack (docs/exec.md)
+PRED_TOL = 0.10
+
+
+def run(*args, check=None):
+    p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
+    if check is not None and p.returncode != check:
+        raise AssertionError(f"rkmate {' '.join(args)} exited {p.returncode}, expected {check}\n"
+                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
+    return p
+
+
+def export(script, name, *args):
+    out = os.path.join(TMP, name + ".pt")
+    if not os.path.exists(out):
+        p = subprocess.run([sys.executable, os.path.join(MODELS, script), "--out", out, "--no-check", *args],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError(f"{script} failed: {p.stderr}")
+    with open(out[:-3] + ".inputs.txt") as f:
+        specs = f.read().split()
+    inputs = []
+    for s in specs:
+        inputs += ["--input", s]
+    inputs += ["--input-file", out[:-3] + ".inputs.bin"]
+    return out, inputs
+
+
+def trace(model, inputs):
+    rkg = model[:-3] + ".rkg"
+    if not os.path.exists(rkg):
+        p = run("trace", model, *inputs, "-o", rkg, "--json", "--quiet", "--runs", "2", check=0)
+        with open(rkg + ".stats", "w") as f:
+            f.write(p.stdout)
+    with open(rkg + ".stats") as f:
+        stats = json.loads(f.read())
+    with open(rkg) as f:
+        chain = json.load(f)
+    return rkg, stats, chain
+
+
+def solve(rkg, algo, budget):
+    rks = os.path.join(TMP, f"{os.path.basename(rkg)}.{algo}.{budget}.rks")
+    p = run("solve", rkg, "--budget", str(budget), "--algo", algo, "-o", rks, "--json", "--quiet")
+    if p.returncode == 3:
+        return None, None
+    if p.returncode != 0:
+        raise AssertionError(f"solve {algo} {budget}: {p.stderr}")
+    return rks, json.loads(p.stdout)
+
+
+class ExecBase(unittest.TestCase):
+    def check_run(self, model, inputs, rkg, rks, budget=None):
+        p = run("run", model, rks, "--chain", rkg, *inputs, "--check", "--json", "--iters", "1", check=0)
+        r = json.loads(p.stdout)
+        self.assertTrue(r["grads_equal"], f"{rks}: gradients differ: {r}")
+        self.assertTrue(r["output_equal"], f"{rks}: output differs: {r}")
+        self.assertEqual(r["max_abs_diff"], 0)
+        pred, meas = r["predicted_peak"], r["measured_peak"]
+        self.assertLessEqual(abs(meas - pred), PRED_TOL * pred, f"{rks}: measured {meas} vs predicted {pred}")
+        if budget is not None:
+            self.assertLessEqual(meas, budget * (1 + SLACK), f"{rks}: measured {meas} over budget {budget}")
+        return r
+
+
+class TestGPT2(ExecBase):
+    @classmethod
+    def setUpClass(cls):
+        common = ["--width", "32", "--heads", "2", "--seq", "16", "--batch", "2", "--vocab", "50",
+                  "--dtype", "float64"]
+        cls.m1, cls.i1 = export("gpt2.py", "gpt2_l1", "--layers", "1", *common)
+        cls.m3, cls.i3 = export("gpt2.py", "gpt2_l3", "--layers", "3", *common)
+        cls.r1, cls.s1, cls.c1 = trace(cls.m1, cls.i1)
+        cls.r3, cls.s3, cls.c3 = trace(cls.m3, cls.i3)
+
+    def test_forward_bit_exact(self):
+        self.assertTrue(self.s1["forward_equal"])
+        self.assertTrue(self.s3["forward_equal"])
+
+    def test_blocks_grow_2n_classes_constant(self):
+        self.assertEqual(self.s3["blocks"] - self.s1["blocks"], 4)
+        self.assertEqual(self.s3["classes"], self.s1["classes"])
+        self.assertLessEqual(self.s3["blocks"], 2 * 3 + 6)
+
+    def test_data_sizes(self):
+        # Block 0's input: 2x16 int64 token ids; the last block's output: 2x16x50 float64 logits.
+        c0 = self.c3["classes"][self.c3["blocks"][0]["class"]] if isinstance(self.c3["blocks"][0], dict) else None
+        first = self.c3["classes"][0]
+        sizes = {d["name"]: d["size"] for d in first["data"]}
+        self.assertEqual(sizes["in0"], 2 * 16 * 8)
+        last_cls = self.c3["classes"][-1]
+        out = [d for d in last_cls["data"] if d["name"] == last_cls["output"]][0]
+        self.assertEqual(out["size"], 2 * 16 * 50 * 8)
+        for cls in self.c3["classes"]:
+            for d in cls["data"]:
+                if d["kind"] in ("data", "grad"):
+                    self.assertEqual(d["size"] % 8, 0, d)
+        del c0
+
+    def test_keep_all_and_recompute_schedules(self):
+        for algo in ("none", "sqrt", "recompute-all"):
+            rks, _ = solve(self.r3, algo, 10**12)
+            self.check_run(self.m3, self.i3, self.r3, rks)
+
+    def test_rockmate_budgets(self):
+        _, keep = solve(self.r3, "none", 10**12)
+        full = keep["predicted_peak"]
+        ran = 0
+        for frac in (1.0, 0.75, 0.5, 0.35):
+            budget = int(full * frac)
+            for algo in ("rockmate", "rotor"):
+                rks, sol = solve(self.r3, algo, budget)
+                if rks is None:
+                    continue
+                self.check_run(self.m3, self.i3, self.r3, rks, budget)
+                ran += 1
+        self.assertGreaterEqual(ran, 4)
+
+    def test_chain_of_another_model_refused(self):
+        rks, _ = solve(self.r1, "none", 10**12)
+        p = run("run", self.m3, rks, "--chain", self.r1, *self.i3)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("chain", p.stderr)
+
+    def test_invalid_schedule_refused(self):
+        rks, _ = solve(self.r1, "none", 10**12)
+        with open(rks) as f:
+            s = json.load(f)
+        # Drop the first operation that runs something: the rest then uses missing data.
+        ops = s["ops"]
+        for i, op in enumerate(ops):
+            if isinstance(op, dict) and op.get("op", op.get("kind")) in ("run", "compute"):
+                del ops[i]
+                break
+            if isinstance(op, list) and op and op[0] in ("run", "compute", "R"):
+                del ops[i]
+                break
+        else:
+            self.skipTest("unknown schedule layout")
+        bad = os.path.join(TMP, "bad.rks")
+        with open(bad, "w") as f:
+            json.dump(s, f)
+        p = run("run", self.m1, bad, "--chain", self.r1, *self.i1)
+        self.assertEqual(p.returncode, 2, p.stderr)
+
+
+class TestResNet(ExecBase):
+    @classmethod
+    def setUpClass(cls):
+        cls.m, cls.i = export("resnet.py", "resnet18", "--depth", "18", "--width-scale", "0.25", "--image", "32",
+                              "--batch", "2", "--dtype", "float64")
+        cls.r, cls.s, cls.c = trace(cls.m, cls.i)
+
+    def test_forward_and_inplace(self):
+        self.assertTrue(self.s["forward_equal"])
+        self.assertGreater(self.s["inplace"], 0)   # relu_ / add_ merged into their owners
+        self.assertGreater(self.s["blocks"], 5)
+
+    def test_schedules(self):
+        for algo in ("none", "sqrt"):
+            rks, _ = solve(self.r, algo, 10**12)
+            self.check_run(self.m, self.i, self.r, rks)
+        _, keep = solve(self.r, "none", 10**12)
+        p = run("solve", self.r, "--budget", "1", "--algo", "rockmate", "--json", "--quiet")
+        minb = json.loads(p.stdout).get("min_budget", -1) if p.returncode == 3 and p.stdout else -1
+        for budget in sorted({keep["predicted_peak"], max(minb, 1), (keep["predicted_peak"] + max(minb, 1)) // 2}):
+            rks, _ = solve(self.r, "rockmate", budget)
+            if rks:
+                self.check_run(self.m, self.i, self.r, rks, budget)
+
+
+class TestBadInput(unittest.TestCase):
+    def test_missing_input_spec(self):
+        m, _ = export("gpt2.py", "gpt2_tiny", "--layers", "1", "--width", "16", "--heads", "2", "--seq", "8",
+                      "--batch", "1", "--vocab", "20")
+        p = run("trace", m, "-o", os.path.join(TMP, "x.rkg"))
+        self.assertEqual(p.returncode, 2)
+        p = run("trace", m, "--input", "1x8:int64", "--input", "1x8:int64", "-o", os.path.join(TMP, "x.rkg"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("input", p.stderr)
+        p = run("trace", m, "--input", "1x8:complex7", "-o", os.path.join(TMP, "x.rkg"))
+        self.assertEqual(p.returncode, 2)
+        self.assertFalse(os.path.exists(os.path.join(TMP, "x.rkg")))
+
+    def test_not_a_model(self):
+        bad = os.path.join(TMP, "garbage.pt")
+        with open(bad, "w") as f:
+            f.write("not a model\n")
+        p = run("trace", bad, "--input", "2:float32", "-o", os.path.join(TMP, "g.rkg"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("garbage.pt", p.stderr)
+
+    def test_control_flow_named(self):
+        import torch
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = self.l(x)
+                if bool(y.sum() > 0):
+                    y = y * 2
+                return y
+
+        path = os.path.join(TMP, "cf.pt")
+        torch.jit.script(M()).save(path)
+        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, "cf.rkg"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("not supported", p.stderr)
+        self.assertNotIn("Traceback", p.stderr)
+
+    def test_tuple_output(self):
+        import torch
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = self.l(x)
+                return y, y.relu()
+
+        path = os.path.join(TMP, "tuple.pt")
+        torch.jit.trace(M(), torch.randn(2, 4)).save(path)
+        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, "t.rkg"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("returns 2 values", p.stderr)
+
+
+if __name__ == "__main__":
+    try:
+        rc = unittest.main(exit=False, verbosity=2).result
+        ok = rc.wasSuccessful()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(0 if ok else 1)
