@@ -34,19 +34,24 @@ typedef struct {
     const char *device;          /* "cpu" (default) or "cuda" */
     uint64_t seed;               /* seeds random inputs (when no input file) and the
                                     generator before each step (dropout) */
-    int measure_runs;            /* timed runs per compute node (median); 0 = default 5 */
+    int measure_runs;            /* timed runs per compute node (median); 0 = default 3; fewer when a
+                                    node takes long */
     int measure;                 /* != 0: measure times and memory (trace); 0: structure only */
     int progress;                /* != 0: progress lines on stderr */
+    int verify;                  /* trace: also run the plain module and every block's
+                                    forward, and compare the outputs bit for bit */
 } rk_exec_options;
 
 typedef struct {
     int nodes_inlined;           /* nodes of the inlined TorchScript graph */
     int nodes_ops;               /* of which operations (no prim::Constant / GetAttr) */
+    int nodes_dynamic;           /* of which operations on activations (depending on the
+                                    inputs' data or shape): the forward graph rk-GB simplifies */
     int nodes_simplified;        /* compute nodes after simplification (one per allocation) */
     int n_views, n_inplace, n_sizes, n_static, n_cheap;
     int n_blocks, n_classes;
     int forward_equal;           /* the blocks run forward in order reproduce the
-                                    module's output bit for bit */
+                                    module's output bit for bit (-1: not verified) */
     double max_forward_diff;
     double seconds;              /* whole trace, wall clock */
 } rk_trace_stats;

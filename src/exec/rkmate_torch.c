@@ -15,7 +15,7 @@
 #include "rk_solve.h"
 
 enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
-       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP };
+       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY };
 
 /* Options shared by trace / run / optimize. */
 typedef struct {
@@ -37,6 +37,7 @@ static int parse_common(const char *cmd, int c, const char *arg, common_opts *co
         co->ex.device = arg;
         return 0;
     case OPT_QUIET: co->quiet = 1; return 0;
+    case OPT_VERIFY: co->ex.verify = 1; return 0;
     case OPT_JSON: co->json = 1; return 0;
     case OPT_SEED: {
         long v;
@@ -58,7 +59,8 @@ static int parse_common(const char *cmd, int c, const char *arg, common_opts *co
     {"input", required_argument, 0, OPT_INPUT}, {"input-file", required_argument, 0, OPT_INPUT_FILE},  \
         {"device", required_argument, 0, OPT_DEVICE}, {"quiet", no_argument, 0, OPT_QUIET},            \
         {"json", no_argument, 0, OPT_JSON}, {"seed", required_argument, 0, OPT_SEED},                  \
-        {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP}
+        {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP},          \
+        {"verify", no_argument, 0, OPT_VERIFY}
 
 static int same_file(const char *a, const char *b) {
     char ra[PATH_MAX], rb[PATH_MAX];
@@ -69,19 +71,21 @@ static int same_file(const char *a, const char *b) {
 static void print_trace_stats(FILE *f, const rk_trace_stats *st, int json) {
     if (json) {
         fprintf(f,
-                "{\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_simplified\": %d, \"views\": %d, "
+                "{\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"seconds\": %.3f}\n",
-                st->nodes_inlined, st->nodes_ops, st->nodes_simplified, st->n_views, st->n_inplace, st->n_sizes,
-                st->n_static, st->n_cheap, st->n_blocks, st->n_classes, st->forward_equal ? "true" : "false",
+                st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
+                st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
+                st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
                 st->max_forward_diff, st->seconds);
     } else {
         fprintf(f,
-                "traced: %d nodes (%d operations) -> %d after simplification (%d views, %d in-place, %d size, "
-                "%d static, %d list/tuple); %d blocks, %d classes; forward %s; %.2f s\n",
-                st->nodes_inlined, st->nodes_ops, st->nodes_simplified, st->n_views, st->n_inplace, st->n_sizes,
-                st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
-                st->forward_equal ? "bit-exact" : "DIFFERS", st->seconds);
+                "traced: %d nodes (%d operations, %d on activations) -> %d after simplification (%d views, "
+                "%d in-place, %d size, %d static, %d list/tuple); %d blocks, %d classes; forward %s; %.2f s\n",
+                st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
+                st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
+                st->forward_equal < 0 ? "not verified (--verify)" : st->forward_equal ? "bit-exact" : "DIFFERS",
+                st->seconds);
     }
 }
 
@@ -98,11 +102,13 @@ static int cmd_trace(int argc, char **argv) {
         if (c == 'o') { out = optarg; continue; }
         if (c == OPT_HELP) {
             printf("usage: rkmate trace MODEL.pt --input SHAPE:DTYPE [--input ...] [--input-file INPUTS.bin]\n"
-                   "                    [--device cpu] [--seed N] [--runs N] -o CHAIN.rkg [--quiet] [--json]\n\n"
+                   "                    [--device cpu] [--seed N] [--runs N] [--verify] -o CHAIN.rkg [--quiet] [--json]\n\n"
                    "Load a TorchScript model (torch.jit.trace(...).save), run it on example inputs (random\n"
                    "values of the given shapes and dtypes, int inputs in [0, 10), or the raw data of\n"
                    "--input-file), simplify its graph to one node per allocation, cut it into blocks, and\n"
-                   "write the measured chain of CD-graphs.  --json prints the statistics on stdout.\n");
+                   "write the measured chain of CD-graphs.  --json prints the statistics on stdout.\n"
+                   "--runs N: timed runs per node (median; default 3).  --verify: also run the plain module\n"
+                   "and all blocks forward, and check the outputs are equal bit for bit.\n");
             return CLI_OK;
         }
         int r = parse_common(cmd, c, optarg, &co);

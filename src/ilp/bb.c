@@ -104,6 +104,22 @@ void bb_read_lp(bb_ctx *c) {
         for (int j = 0; j < c->n; j++) c->d[j] = -c->d[j];
 }
 
+/* All rows basic, columns at a finite bound (or free at zero). */
+static void bb_install_slack_basis(bb_ctx *c) {
+    rk_basis b;
+    b.n = c->n;
+    b.m = rk_simplex_num_rows(c->lps);
+    b.col = malloc((size_t)(b.n ? b.n : 1));
+    b.row = calloc((size_t)(b.m ? b.m : 1), 1);
+    if (b.col && b.row) {
+        for (int j = 0; j < b.n; j++)
+            b.col[j] = (signed char)(c->slb[j] != -INFINITY ? 1 : c->sub[j] != INFINITY ? 2 : 3);
+        rk_simplex_set_basis(c->lps, &b);
+    }
+    free(b.col);
+    free(b.row);
+}
+
 /* Node bound after an LP value z: objective integrality rounds it up. */
 static double bb_node_bound(const bb_ctx *c, double z) {
     if (c->obj_step > 0) {
@@ -213,15 +229,20 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
     int depth = info->depth;
     int resolves = 0;
     for (;;) {
-        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) return BB_PRUNED;
         for (int j = 0; j < c->n; j++)
-            if (c->llb[j] > c->lub[j]) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+            if (c->llb[j] > c->lub[j]) return BB_PRUNED;
         bb_apply_bounds(c, c->llb, c->lub);
         rk_lp_status st = bb_solve_lp(c, 0, 1);
-        if (st == RK_LP_INFEASIBLE) { if (getenv("BB_DBG")) fprintf(stderr, "node %ld depth %d LP infeasible\n", c->nodes, depth); return BB_PRUNED; }
+        if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
+            /* numerical trouble from the warm start: once more from the slack basis */
+            bb_install_slack_basis(c);
+            st = bb_solve_lp(c, 0, 1);
+        }
+        if (st == RK_LP_INFEASIBLE) return BB_PRUNED;
         if (st == RK_LP_CUTOFF) {
             bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
-            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+            return BB_PRUNED;
         }
         if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
         if (st != RK_LP_OPTIMAL) {
@@ -234,7 +255,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         *node_bound = bb_node_bound(c, c->z);
         if (*node_bound >= bb_cutoff(c)) {
             bb_note_pruned(c, *node_bound);
-            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+            return BB_PRUNED;
         }
         if (bb_count_fractional(c) == 0) {
             if (!bb_offer_solution(c, c->x, "node LP")) {
@@ -245,7 +266,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
                     free(xs);
                 }
             }
-            { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+            return BB_PRUNED;
         }
         if (c->has_inc) {
             bb_reduced_cost_fixing(c, c->llb, c->lub);
@@ -259,22 +280,26 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             st = bb_solve_lp(c, 0, 0);
             if (st != RK_LP_OPTIMAL) {
                 if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
-                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) return BB_PRUNED;
                 rk_fail(c->err, RK_EFAIL, "branch-and-bound: node LP failed after diving (status %d)", (int)st);
                 return BB_FAIL;
             }
             bb_read_lp(c);
             if (*node_bound >= bb_cutoff(c)) {
                 bb_note_pruned(c, *node_bound);
-                { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+                return BB_PRUNED;
             }
             if (c->has_inc) bb_reduced_cost_fixing(c, c->llb, c->lub);
         }
         int up = 0;
         int j = bb_select_branch_var(c, &up, depth);
-        if (j == -1) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; }
+        if (j == -1) {
+            /* both children infeasible or cut off */
+            if (c->has_inc) bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
+            return BB_PRUNED;
+        }
         if (j == -2) {
-            if (++resolves > 50) { if (getenv("BB_DBG")) fprintf(stderr, "prune at line %d node %ld depth %d z=%g\n", __LINE__, c->nodes, depth, c->z); return BB_PRUNED; } /* cannot happen: bounds only shrink */
+            if (++resolves > 50) return BB_PRUNED; /* cannot happen: bounds only shrink */
             continue;
         }
         if (j < 0) {
@@ -404,6 +429,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->mm = lp->m;
     c->sense = lp->maximize ? -1.0 : 1.0;
     c->prune_min = INFINITY;
+    c->gmi_density = getenv("X_DEN") ? atof(getenv("X_DEN")) : 0.25; c->cut_rounds = getenv("X_ROUNDS") ? atoi(getenv("X_ROUNDS")) : 25; c->cut_total_mult = getenv("X_TOT") ? atoi(getenv("X_TOT")) : 1;
     if (rk_lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     int n = c->n, m = c->m;
     size_t nn = (size_t)(n ? n : 1), mn = (size_t)(m ? m : 1), big = nn > mn ? nn : mn;
@@ -563,17 +589,6 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
     }
     /* cuts at the root */
     bb_root_cuts(&c);
-    if (getenv("BB_DBG")) {
-        rk_lp_status s1 = bb_solve_lp(&c, 0, 0);
-        fprintf(stderr, "re-solve after cuts: %d z=%g\n", (int)s1, c.sense * rk_simplex_objective(c.lps));
-        int nd = 0;
-        double *tl = malloc(n * sizeof(double)), *tu = malloc(n * sizeof(double));
-        memcpy(tl, c.glb, n * sizeof(double)); memcpy(tu, c.gub, n * sizeof(double));
-        bb_propagate(&c, tl, tu, -1);
-        for (int j = 0; j < n; j++) nd += tl[j] != c.glb[j] || tu[j] != c.gub[j];
-        fprintf(stderr, "propagation changes %d bounds\n", nd);
-        free(tl); free(tu);
-    }
 
     /* the search */
     bb_node info;

@@ -12,8 +12,8 @@
 
 #include "bb_internal.h"
 
-#define BB_RELIABLE 4
-#define BB_SB_MAX_CANDS 10
+#define BB_RELIABLE (getenv("X_REL") ? atoi(getenv("X_REL")) : 4)
+#define BB_SB_MAX_CANDS (getenv("X_SBC") ? atoi(getenv("X_SBC")) : 10)
 #define BB_SB_LOOKAHEAD 4
 
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac) {

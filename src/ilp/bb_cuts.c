@@ -1,12 +1,18 @@
-/* bb_cuts.c — owns cutting planes for branch-and-bound: rounds of Gomory
- * mixed-integer (GMI) cuts at the root.  The optimal basis of the root LP
- * (rows of the model plus cuts so far) is factored here with the LU of
- * lu.h, each fractional basic integer column's tableau row is read from a
- * BTRAN, and the GMI cut is built over the nonbasic columns and row slacks
- * shifted to their (global) bounds, then written back in the space of the
- * structural columns and added with rk_simplex_add_rows.  Safeguards:
- * fractionality, dynamism, violation and efficacy thresholds; rounds stop
- * when the bound stalls. */
+/* bb_cuts.c — owns cutting planes for branch-and-bound, separated in rounds
+ * at the root:
+ *  - c-MIR (Marchand & Wolsey): a model row aggregated with up to five tight
+ *    rows to eliminate continuous columns inside their bounds, simple and
+ *    variable upper bounds substituted, mixed-integer rounding with the best
+ *    of a few divisors;
+ *  - Gomory mixed-integer cuts: the optimal basis of the root LP (model rows
+ *    plus cuts so far) is factored here with the LU of lu.h, each fractional
+ *    basic integer column's tableau row is read by a BTRAN, and the GMI cut
+ *    over the nonbasic columns and slacks shifted to their global bounds is
+ *    written back in the structural columns.
+ * Cuts go to the simplex with rk_simplex_add_rows; safeguards on
+ * fractionality, dynamism, density, violation and efficacy; rounds stop when
+ * the bound stalls; at the end the simplex is rebuilt with the binding cuts
+ * only (dense inactive rows slow every node). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +20,8 @@
 
 #include "bb_internal.h"
 #include "lu.h"
-#include <stdio.h>
 
-#define CUT_MAX_ROUNDS 25
+#define CUT_MAX_ROUNDS c->cut_rounds
 #define CUT_MIN_F0 0.005
 #define CUT_MAX_DYN 1e7
 #define CUT_MAX_DENSITY 0.25
@@ -316,7 +321,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             cnt++;
         }
         if (!ok || cnt == 0 || amax / amin > CUT_MAX_DYN) continue;
-        if (cnt > CUT_MAX_DENSITY * n + 10) continue; /* dense cuts slow every LU */
+        if (cnt > c->gmi_density * n + 10) continue; /* dense cuts slow every LU */
         /* violation at the current point */
         double lhs = 0, norm = 0;
         for (int q = 0; q < cnt; q++) {
@@ -331,22 +336,6 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         for (int q = 0; q < cnt; q++) cut_val[q] *= s;
         rhs *= s;
         rhs -= 1e-9 * fmax(1.0, fabs(rhs));
-        {
-            const char *dbg = getenv("BB_DEBUG_SOL");
-            if (dbg) {
-                FILE *f = fopen(dbg, "r");
-                double *sx = calloc((size_t)n, sizeof *sx);
-                char nm[256];
-                double v;
-                int jj = 0;
-                while (f && jj < n && fscanf(f, "%255s %lf", nm, &v) == 2) sx[jj++] = v;
-                if (f) fclose(f);
-                double l2 = 0;
-                for (int q = 0; q < cnt; q++) l2 += cut_val[q] * sx[cut_idx[q]];
-                if (l2 < rhs - 1e-6) fprintf(stderr, "BAD CUT from row %d (var %d, f0 %g): lhs %g < rhs %g\n", p, jb, f0, l2, rhs);
-                free(sx);
-            }
-        }
         if (bb_cutpool_add(&R, cnt, cut_idx, cut_val, rhs, INFINITY)) break;
     }
     added = 0;
@@ -446,63 +435,147 @@ static void bb_agg_clear(bb_agg *g) {
     g->b = 0;
 }
 
+/* Scratch of the c-MIR separation: dense arrays over the columns with a
+ * list of the touched ones, and the variable upper bounds x_j <= u * y_k
+ * found among the model rows (two entries: continuous j, integer k). */
+typedef struct {
+    double *w, *sx, *h;
+    int *list;
+    char *mark;
+    int nl;
+    int *vub_y;
+    double *vub_u;
+} bb_mirws;
+
+static void bb_mir_touch(bb_mirws *W, int j) {
+    if (!W->mark[j]) {
+        W->mark[j] = 1;
+        W->list[W->nl++] = j;
+    }
+}
+
+static void bb_mir_reset(bb_mirws *W) {
+    for (int k = 0; k < W->nl; k++) {
+        int j = W->list[k];
+        W->mark[j] = 0;
+        W->w[j] = W->sx[j] = W->h[j] = 0;
+    }
+    W->nl = 0;
+}
+
+static void bb_find_vubs(const bb_ctx *c, bb_mirws *W) {
+    for (int j = 0; j < c->n; j++) W->vub_y[j] = -1;
+    for (int i = 0; i < c->m; i++) {
+        if (c->row_start[i + 1] - c->row_start[i] != 2) continue;
+        long p = c->row_start[i];
+        int j = c->row_idx[p], k = c->row_idx[p + 1];
+        double a = c->row_val[p], b = c->row_val[p + 1];
+        if (c->is_int[j]) { int t = j; j = k; k = t; double tv = a; a = b; b = tv; }
+        if (c->is_int[j] || !c->is_int[k]) continue;
+        /* a x_j + b y_k <= ub  with a > 0, ub = 0: x_j <= (-b / a) y_k */
+        if (a > 0 && c->row_ub[i] == 0 && b < 0 && c->glb[k] >= 0 && c->glb[j] >= 0) {
+            if (W->vub_y[j] < 0) { W->vub_y[j] = k; W->vub_u[j] = -b / a; }
+        } else if (a < 0 && c->row_lb[i] == 0 && b > 0 && c->glb[k] >= 0 && c->glb[j] >= 0) {
+            /* a x + b y >= 0, a < 0: x <= (b / -a) y */
+            if (W->vub_y[j] < 0) { W->vub_y[j] = k; W->vub_u[j] = b / -a; }
+        }
+    }
+}
+
 /* Try the MIR of the aggregated row; on success fills the cut (x space,
  * sum h x <= R) into idx/val/cnt/R and returns its efficacy, else 0. */
-static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, double *h, int *idx, double *val,
+static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, bb_mirws *W, int *idx, double *val,
                           int *cnt, double *R) {
     int n = c->n;
-    double beta = g->b;
-    /* bound substitution */
-    double S = 0;          /* value of the continuous part s >= 0 */
-    double deltas[16];
-    int nd = 0;
+    double beta = g->b, s0 = 0;
+    bb_mir_reset(W);
+    /* continuous columns: substitute the closest simple or variable bound */
     for (int k = 0; k < g->nnz; k++) {
         int j = g->nz[k];
         double a = g->a[j];
         if (fabs(a) < 1e-12) continue;
-        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
-        int use_ub;
-        if (lb == -INFINITY && ub == INFINITY) return 0;
-        if (lb == -INFINITY) use_ub = 1;
-        else if (ub == INFINITY) use_ub = 0;
-        else use_ub = ub - x < x - lb;
-        double ap = use_ub ? -a : a;       /* coefficient of x' >= 0 */
-        double xp = use_ub ? ub - x : x - lb;
-        beta -= a * (use_ub ? ub : lb);
         if (c->is_int[j]) {
-            if (xp > 1e-6 && nd < 16) {
-                double d = fabs(ap);
-                int dup = 0;
-                for (int q = 0; q < nd; q++) dup |= fabs(deltas[q] - d) < 1e-9 * d;
-                if (!dup && d > 1e-6) deltas[nd++] = d;
-            }
-        } else if (ap < 0) {
-            S += -ap * xp;
+            bb_mir_touch(W, j);
+            W->w[j] += a;
+            continue;
+        }
+        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+        double dl = lb == -INFINITY ? INFINITY : x - lb;
+        double du = ub == INFINITY ? INFINITY : ub - x;
+        double dv = INFINITY;
+        int y = W->vub_y[j];
+        if (y >= 0) dv = W->vub_u[j] * c->x[y] - x;
+        if (dl == INFINITY && du == INFINITY && dv == INFINITY) { bb_mir_reset(W); return 0; }
+        bb_mir_touch(W, j);
+        if (dv <= dl && dv <= du) {
+            /* x = u y - t, t >= 0 */
+            double u = W->vub_u[j];
+            bb_mir_touch(W, y);
+            W->w[y] += a * u;
+            if (a > 0) { W->sx[y] += a * u; W->sx[j] -= a; }
+        } else if (dl <= du) {
+            /* x = lb + t */
+            beta -= a * lb;
+            if (a < 0) { W->sx[j] += -a; s0 += a * lb; }
+        } else {
+            /* x = ub - t */
+            beta -= a * ub;
+            if (a > 0) { W->sx[j] -= a; s0 += a * ub; }
         }
     }
+    /* slacks with a negative coefficient join the continuous part */
     for (int k = 0; k < g->nsl; k++) {
         if (g->sl[k].side == 0 || g->sl[k].coef >= 0) continue;
         int i = g->sl[k].row;
-        double sv = g->sl[k].side > 0 ? c->row_ub[i] - act[i] : act[i] - c->row_lb[i];
-        if (sv < 0) sv = 0;
-        S += -g->sl[k].coef * sv;
+        double q = -g->sl[k].coef;
+        /* s = ub - a x (side +1) or a x - lb (side -1) */
+        double sg = g->sl[k].side > 0 ? -1.0 : 1.0;
+        for (long p = c->row_start[i]; p < c->row_start[i + 1]; p++) {
+            int j = c->row_idx[p];
+            bb_mir_touch(W, j);
+            W->sx[j] += q * sg * c->row_val[p];
+        }
+        s0 += g->sl[k].side > 0 ? q * c->row_ub[i] : -q * c->row_lb[i];
+    }
+    (void)act;
+    double S = s0;
+    for (int k = 0; k < W->nl; k++) S += W->sx[W->list[k]] * c->x[W->list[k]];
+    if (S < 0) S = 0;
+    /* integer columns: complement towards the closer bound */
+    double deltas[16];
+    int nd = 0;
+    for (int k = 0; k < W->nl; k++) {
+        int j = W->list[k];
+        double a = W->w[j];
+        if (!c->is_int[j] || fabs(a) < 1e-12) continue;
+        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+        if (lb == -INFINITY && ub == INFINITY) return 0;
+        int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
+        beta -= a * (use_ub ? ub : lb);
+        double xp = use_ub ? ub - x : x - lb;
+        if (xp > 1e-6 && nd < 16) {
+            double d = fabs(a);
+            int dup = 0;
+            for (int q = 0; q < nd; q++) dup |= fabs(deltas[q] - d) < 1e-9 * d;
+            if (!dup && d > 1e-6) deltas[nd++] = d;
+        }
     }
     if (nd == 0) return 0;
     double best_eff = 0, best_d = 0;
     for (int pass = 0; pass < 2; pass++) {
         int tries = pass == 0 ? nd : 3;
         double base = best_d;
+        if (pass == 1 && base == 0) break;
         for (int t = 0; t < tries; t++) {
             double d = pass == 0 ? deltas[t] : base / (double)(2 << t);
-            if (pass == 1 && base == 0) break;
             double bb = beta / d;
             double f0 = bb - floor(bb);
             if (f0 < 0.05 || f0 > 0.95) continue;
             double lhs = 0, norm = 0;
-            for (int k = 0; k < g->nnz; k++) {
-                int j = g->nz[k];
-                double a = g->a[j];
-                if (fabs(a) < 1e-12 || !c->is_int[j]) continue;
+            for (int k = 0; k < W->nl; k++) {
+                int j = W->list[k];
+                double a = W->w[j];
+                if (!c->is_int[j] || fabs(a) < 1e-12) continue;
                 double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
                 int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
                 double ap = (use_ub ? -a : a) / d;
@@ -524,65 +597,42 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, d
         }
     }
     if (best_eff < 1e-4) return 0;
-    /* build the cut in x space */
+    /* the cut in x space: sum G x' - sc * S <= floor(beta / d) */
     double d = best_d, bb = beta / d, f0 = bb - floor(bb), sc = 1.0 / (d * (1 - f0));
     double rhs = floor(bb);
-    for (int k = 0; k < g->nnz; k++) h[g->nz[k]] = 0;
-    for (int k = 0; k < g->nnz; k++) {
-        int j = g->nz[k];
-        double a = g->a[j];
-        if (fabs(a) < 1e-12) continue;
+    for (int k = 0; k < W->nl; k++) {
+        int j = W->list[k];
+        W->h[j] = -sc * W->sx[j];
+    }
+    rhs += sc * s0;
+    for (int k = 0; k < W->nl; k++) {
+        int j = W->list[k];
+        double a = W->w[j];
+        if (!c->is_int[j] || fabs(a) < 1e-12) continue;
         double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
         int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
-        double ap = use_ub ? -a : a;
-        double coef; /* of x' in the cut (<= rhs) */
-        if (c->is_int[j]) {
-            double aq = ap / d, fj = aq - floor(aq);
-            coef = floor(aq) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
-        } else {
-            if (ap >= 0) continue;
-            coef = ap * sc; /* -(-ap) * sc */
-        }
-        /* x' = x - lb or ub - x */
-        if (use_ub) {
-            h[j] -= coef;
-            rhs -= coef * ub;
-        } else {
-            h[j] += coef;
-            rhs += coef * lb;
-        }
+        double aq = (use_ub ? -a : a) / d, fj = aq - floor(aq);
+        double G = floor(aq) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
+        if (use_ub) { W->h[j] -= G; rhs -= G * ub; }
+        else { W->h[j] += G; rhs += G * lb; }
     }
-    for (int k = 0; k < g->nsl; k++) {
-        if (g->sl[k].side == 0 || g->sl[k].coef >= 0) continue;
-        int i = g->sl[k].row;
-        double coef = g->sl[k].coef * sc; /* of s >= 0 */
-        /* s = ub - a x (side +1) or a x - lb (side -1) */
-        double sgn = g->sl[k].side > 0 ? -1.0 : 1.0;
-        for (long p = c->row_start[i]; p < c->row_start[i + 1]; p++) {
-            int j = c->row_idx[p];
-            h[j] += coef * sgn * c->row_val[p];
-        }
-        rhs -= coef * (g->sl[k].side > 0 ? c->row_ub[i] : -c->row_lb[i]);
-    }
-    /* collect; slack rows may bring columns outside nz */
     int m_cnt = 0;
     double amax = 0, amin = INFINITY;
-    for (int j = 0; j < n; j++) {
-        if (h[j] == 0) continue;
-        if (fabs(h[j]) < 1e-11) {
-            /* drop a tiny term of a <= cut: h x >= h*lb (h>0) */
-            double bnd = h[j] > 0 ? c->glb[j] : c->gub[j];
-            if (!isfinite(bnd)) { h[j] = 0; return 0; }
-            rhs -= h[j] * bnd;
-            h[j] = 0;
+    for (int k = 0; k < W->nl; k++) {
+        int j = W->list[k];
+        double hj = W->h[j];
+        if (hj == 0) continue;
+        if (fabs(hj) < 1e-11) {
+            double bnd = hj > 0 ? c->glb[j] : c->gub[j];
+            if (!isfinite(bnd)) return 0;
+            rhs -= hj * bnd;
             continue;
         }
         idx[m_cnt] = j;
-        val[m_cnt] = h[j];
-        amax = fmax(amax, fabs(h[j]));
-        amin = fmin(amin, fabs(h[j]));
+        val[m_cnt] = hj;
+        amax = fmax(amax, fabs(hj));
+        amin = fmin(amin, fabs(hj));
         m_cnt++;
-        h[j] = 0;
     }
     if (m_cnt == 0 || amax / amin > CUT_MAX_DYN) return 0;
     if (m_cnt > CUT_MAX_DENSITY * n + 10) return 0;
@@ -621,7 +671,15 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     g.nz = malloc((size_t)n * sizeof *g.nz);
     g.in_nz = calloc((size_t)n, 1);
     g.used = calloc((size_t)(m ? m : 1), 1);
-    double *h = calloc((size_t)n, sizeof *h);
+    bb_mirws W;
+    memset(&W, 0, sizeof W);
+    W.w = calloc((size_t)n, sizeof *W.w);
+    W.sx = calloc((size_t)n, sizeof *W.sx);
+    W.h = calloc((size_t)n, sizeof *W.h);
+    W.list = malloc((size_t)n * sizeof *W.list);
+    W.mark = calloc((size_t)n, 1);
+    W.vub_y = malloc((size_t)n * sizeof *W.vub_y);
+    W.vub_u = malloc((size_t)n * sizeof *W.vub_u);
     int *idx = malloc((size_t)n * sizeof *idx);
     double *val = malloc((size_t)n * sizeof *val);
     double *act = malloc((size_t)(rk_simplex_num_rows(c->lps) + 1) * sizeof *act);
@@ -631,8 +689,11 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     double *bval = NULL;
     long blen = 0, bcap = 0;
     int added = -1;
-    if (!g.a || !g.nz || !g.in_nz || !g.used || !h || !idx || !val || !act) goto done;
+    if (!g.a || !g.nz || !g.in_nz || !g.used || !W.w || !W.sx || !W.h || !W.list || !W.mark || !W.vub_y ||
+        !W.vub_u || !idx || !val || !act)
+        goto done;
     rk_simplex_get_row_activity(c->lps, act);
+    bb_find_vubs(c, &W);
     for (int i0 = 0; i0 < m; i0++) {
         int has_int = 0;
         for (long p = c->row_start[i0]; p < c->row_start[i0 + 1] && !has_int; p++) has_int = c->is_int[c->row_idx[p]];
@@ -648,7 +709,7 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             for (int agg = 0; agg <= CMIR_MAX_AGG; agg++) {
                 int cnt = 0;
                 double R = 0;
-                double eff = bb_cmir_try(c, act, &g, h, idx, val, &cnt, &R);
+                double eff = bb_cmir_try(c, act, &g, &W, idx, val, &cnt, &R);
                 if (eff > 0) {
                     if (nfound == capf) {
                         capf = capf ? 2 * capf : 64;
@@ -746,7 +807,13 @@ done:
     free(g.nz);
     free(g.in_nz);
     free(g.used);
-    free(h);
+    free(W.w);
+    free(W.sx);
+    free(W.h);
+    free(W.list);
+    free(W.mark);
+    free(W.vub_y);
+    free(W.vub_u);
     free(idx);
     free(val);
     free(act);
@@ -820,23 +887,22 @@ static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
 }
 
 int bb_root_cuts(bb_ctx *c) {
-    if (getenv("BB_NOCUTS")) return 0;
     bb_cutpool P = {0};
     P.n = c->n;
     P.m0 = c->m;
     int total = 0;
     double z0 = c->z;
     double last = c->z;
-    int max_total = getenv("BB_CMAX") ? atoi(getenv("BB_CMAX")) : c->m + 50;
+    int max_total = c->cut_total_mult * c->m + 50;
     int stall = 0;
     for (int round = 0; round < CUT_MAX_ROUNDS && total < max_total; round++) {
         if (bb_time_up(c)) break;
         int per = max_total - total;
-        if (per > (getenv("BB_CPER") ? atoi(getenv("BB_CPER")) : 50)) per = getenv("BB_CPER") ? atoi(getenv("BB_CPER")) : 50;
-        int k1 = getenv("BB_NOMIR") ? 0 : bb_cmir_round(c, &P, per);
+        if (per > 50) per = 50;
+        int k1 = bb_cmir_round(c, &P, per);
         if (k1 < 0) k1 = 0;
         int k = k1;
-        if (!getenv("BB_NOGMI")) {
+        {
             c->mm = rk_simplex_num_rows(c->lps);
             if (k1 > 0 && bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
             int k2 = bb_gmi_round(c, &P, per);
@@ -852,7 +918,6 @@ int bb_root_cuts(bb_ctx *c) {
             break;
         }
         bb_read_lp(c);
-        if (getenv("BB_CDBG")) fprintf(stderr, "round %d: %d cuts, z %.8g, rows %d\n", round, k, c->sense * c->z, rk_simplex_num_rows(c->lps));
         double gain = c->z - last;
         last = c->z;
         if (gain < 1e-4 * fmax(1.0, fabs(c->z)) + 1e-6 * fabs(c->z - z0)) {
@@ -864,7 +929,7 @@ int bb_root_cuts(bb_ctx *c) {
     if (total) bb_purge_cuts(c, &P);
     c->mm = rk_simplex_num_rows(c->lps);
     if (c->par->verbose && total)
-        fprintf(stderr, "milp: %d GMI cuts at the root (%d kept), bound %.10g -> %.10g, %.2f s\n", total,
+        fprintf(stderr, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s\n", total,
                 c->mm - c->m, c->sense * z0, c->sense * c->z, bb_elapsed(c));
     bb_cutpool_free(&P);
     return total;

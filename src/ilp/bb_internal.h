@@ -81,7 +81,8 @@ typedef struct bb_ctx {
     double t0;
     int stopped;          /* a limit was hit */
     double root_z;
-    double prune_min;     /* lowest bound of a node pruned by bound */
+    double prune_min;
+    double gmi_density; int cut_rounds; int cut_total_mult; /* EXPERIMENT */     /* lowest bound of a node pruned by bound */
     /* scratch */
     double *tmp_x;
     int *tmp_i;

@@ -31,6 +31,7 @@ struct rk_lu {
     int *prow, *pcol;
     double *diag;
     long *Lstart, Lcap;
+    int *Lnz, nLnz;               /* pivots with a nonempty L column */
     int *Lidx;
     double *Lval;
     long *Ustart, Ucap;
@@ -69,7 +70,7 @@ void rk_lu_free(rk_lu *lu) {
     free(lu->chead); free(lu->cnext); free(lu->cprev);
     free(lu->rdone); free(lu->cdone); free(lu->stamp); free(lu->pmark); free(lu->rwork);
     free(lu->prow); free(lu->pcol); free(lu->diag);
-    free(lu->Lstart); free(lu->Lidx); free(lu->Lval);
+    free(lu->Lstart); free(lu->Lidx); free(lu->Lval); free(lu->Lnz);
     free(lu->Ustart); free(lu->Uidx); free(lu->Uval);
     free(lu->UCstart); free(lu->UCidx); free(lu->UCval);
     free(lu->work);
@@ -90,7 +91,7 @@ static int ensure_m(rk_lu *lu, int m) {
     REALLOC(lu->chead, cap + 2); REALLOC(lu->cnext, cap); REALLOC(lu->cprev, cap);
     REALLOC(lu->rdone, cap); REALLOC(lu->cdone, cap); REALLOC(lu->stamp, cap); REALLOC(lu->pmark, cap); REALLOC(lu->rwork, cap);
     REALLOC(lu->prow, cap); REALLOC(lu->pcol, cap); REALLOC(lu->diag, cap);
-    REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
+    REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Lnz, cap); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
     REALLOC(lu->work, cap);
     for (int i = old; i < cap; i++) {
         lu->rcol[i] = NULL; lu->rval[i] = NULL; lu->crow[i] = NULL;
@@ -348,7 +349,17 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
             if (!lu->rdone[i]) bad_row[nr++] = i;
         return nbad;
     }
-    /* column-wise copy of U: position j gets (row of pivot k, value) */
+    /* Renumber everything in pivot order: L and U indices become pivot
+     * indices, so the triangular solves run over a contiguous work vector
+     * (gather, solve, scatter). */
+    int *rowrank = lu->stamp, *colrank = lu->pmark;
+    for (int kk = 0; kk < m; kk++) {
+        rowrank[lu->prow[kk]] = kk;
+        colrank[lu->pcol[kk]] = kk;
+    }
+    for (long p = 0; p < nL; p++) lu->Lidx[p] = rowrank[lu->Lidx[p]];
+    for (long p = 0; p < nU; p++) lu->Uidx[p] = colrank[lu->Uidx[p]];
+    /* column-wise copy of U by pivot: column k holds (pivot l < k, value) */
     long *cs = lu->UCstart;
     for (int j = 0; j <= m; j++) cs[j] = 0;
     for (long p = 0; p < nU; p++) cs[lu->Uidx[p] + 1]++;
@@ -361,39 +372,44 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         if (!q2) return -1;
         lu->UCval = q2;
     }
-    int *fill = lu->stamp; /* reuse as counters */
+    int *fill = lu->rdone; /* reuse as counters */
     for (int j = 0; j < m; j++) fill[j] = 0;
     for (int kk = 0; kk < k; kk++)
         for (long p = lu->Ustart[kk]; p < lu->Ustart[kk + 1]; p++) {
             int j = lu->Uidx[p];
             long d = cs[j] + fill[j]++;
-            lu->UCidx[d] = lu->prow[kk];
+            lu->UCidx[d] = kk;
             lu->UCval[d] = lu->Uval[p];
         }
-    for (int j = 0; j < m; j++) lu->stamp[j] = -1;
+    for (int j = 0; j < m; j++) { lu->stamp[j] = -1; lu->pmark[j] = 0; }
+    lu->nLnz = 0;
+    for (int kk = 0; kk < k; kk++)
+        if (lu->Lstart[kk + 1] > lu->Lstart[kk]) lu->Lnz[lu->nLnz++] = kk;
     lu->lu_nnz = nL + nU + m;
     return 0;
 }
 
 void rk_lu_ftran(rk_lu *lu, double *x) {
     int m = lu->m;
+    double *w = lu->work;
+    for (int k = 0; k < m; k++) w[k] = x[lu->prow[k]];
     /* L */
-    for (int k = 0; k < m; k++) {
-        double v = x[lu->prow[k]];
+    for (int t = 0; t < lu->nLnz; t++) {
+        int k = lu->Lnz[t];
+        double v = w[k];
         if (v == 0.0) continue;
-        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) x[lu->Lidx[p]] -= lu->Lval[p] * v;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) w[lu->Lidx[p]] -= lu->Lval[p] * v;
     }
     /* U */
-    double *z = lu->work;
     for (int k = m - 1; k >= 0; k--) {
-        int c = lu->pcol[k];
-        double v = x[lu->prow[k]];
-        if (v == 0.0) { z[c] = 0.0; continue; }
+        double v = w[k];
+        if (v == 0.0) continue;
+        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
         v /= lu->diag[k];
-        z[c] = v;
-        for (long p = lu->UCstart[c]; p < lu->UCstart[c + 1]; p++) x[lu->UCidx[p]] -= lu->UCval[p] * v;
+        w[k] = v;
+        for (long p = lu->UCstart[k]; p < lu->UCstart[k + 1]; p++) w[lu->UCidx[p]] -= lu->UCval[p] * v;
     }
-    memcpy(x, z, (size_t)m * sizeof *x);
+    for (int k = 0; k < m; k++) x[lu->pcol[k]] = w[k];
     /* etas */
     for (int e = 0; e < lu->neta; e++) {
         int p = lu->eta_p[e];
@@ -403,8 +419,6 @@ void rk_lu_ftran(rk_lu *lu, double *x) {
         x[p] = v;
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) x[lu->eta_idx[q]] -= lu->eta_val[q] * v;
     }
-    for (int i = 0; i < m; i++)
-        if (fabs(x[i]) < 1e-14) x[i] = 0.0;
 }
 
 void rk_lu_btran(rk_lu *lu, double *x) {
@@ -415,20 +429,25 @@ void rk_lu_btran(rk_lu *lu, double *x) {
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
         x[p] = s / lu->eta_piv[e];
     }
-    double *y = lu->work;
+    double *w = lu->work;
+    for (int k = 0; k < m; k++) w[k] = x[lu->pcol[k]];
+    /* U' */
     for (int k = 0; k < m; k++) {
-        double v = x[lu->pcol[k]];
-        if (v == 0.0) { y[lu->prow[k]] = 0.0; continue; }
+        double v = w[k];
+        if (v == 0.0) continue;
+        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
         v /= lu->diag[k];
-        y[lu->prow[k]] = v;
-        for (long p = lu->Ustart[k]; p < lu->Ustart[k + 1]; p++) x[lu->Uidx[p]] -= lu->Uval[p] * v;
+        w[k] = v;
+        for (long p = lu->Ustart[k]; p < lu->Ustart[k + 1]; p++) w[lu->Uidx[p]] -= lu->Uval[p] * v;
     }
-    for (int k = m - 1; k >= 0; k--) {
+    /* L' */
+    for (int t = lu->nLnz - 1; t >= 0; t--) {
+        int k = lu->Lnz[t];
         double s = 0.0;
-        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) s += lu->Lval[p] * y[lu->Lidx[p]];
-        y[lu->prow[k]] -= s;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) s += lu->Lval[p] * w[lu->Lidx[p]];
+        w[k] -= s;
     }
-    for (int i = 0; i < m; i++) x[i] = fabs(y[i]) < 1e-14 ? 0.0 : y[i];
+    for (int k = 0; k < m; k++) x[lu->prow[k]] = w[k];
 }
 
 int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
@@ -456,7 +475,7 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
     lu->eta_start[e + 1] = w;
     lu->eta_nnz = w;
     lu->neta++;
-    if (lu->neta >= ETA_MAX || lu->eta_nnz > 3 * lu->lu_nnz + 10 * (long)m) return 1;
+    if (lu->neta >= ETA_MAX || lu->eta_nnz > lu->lu_nnz + 2 * (long)m) return 1;
     return 0;
 }
 

@@ -786,7 +786,7 @@ static rk_status mps_build(mps_reader *r, rk_lp **out) {
             return mps_oom(r);
         }
     }
-    qsort(r->ent, (size_t)r->n_ent, sizeof *r->ent, mps_cmp_entry);
+    if (r->n_ent > 1) qsort(r->ent, (size_t)r->n_ent, sizeof *r->ent, mps_cmp_entry);
     int *cols = NULL;
     double *vals = NULL;
     if (r->n_ent) {

@@ -62,7 +62,8 @@ struct rk_simplex {
     int *cand, *bad_pos, *bad_row;
     double *cand_r;
     long iters;
-    int perturbed;
+    int perturbed;            /* cost perturbation active (no cutoff) */
+    int shifted;              /* small cost shifts from the ratio test */
     unsigned long long rng;
     int solved_once;
     double t0, time_limit;
@@ -305,6 +306,7 @@ static void perturb_costs(rk_simplex *s) {
 static void remove_perturbation(rk_simplex *s) {
     memcpy(s->cw, s->c, (size_t)N_of(s) * sizeof *s->cw);
     s->perturbed = 0;
+    s->shifted = 0;
 }
 
 /* -------------------------------------------------------- dual simplex */
@@ -340,7 +342,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
         int lim = limits_hit(s);
         if (lim >= 0) return lim;
         if (isfinite(cutoff) && !s->perturbed) {
-            double o = objective_internal(s, s->c);
+            double o = objective_internal(s, s->c) + s->sense * s->c0;
             if (o > cutoff + 1e-9 * fmax(1.0, fabs(cutoff))) return LOOP_CUTOFF;
         }
         /* CHUZR: dual steepest edge */
@@ -419,7 +421,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
                 red += fabs(a) * range;
             }
             if (bq < 0) break;
-            if (isfinite(red) && slope - red > 0) {
+            if (isfinite(red) && slope - red > PTOL) {
                 /* pass the whole block: flip its members */
                 int w = 0;
                 for (int k = 0; k < left; k++) {
@@ -460,7 +462,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
         if (thd < 0) {
             s->cw[q] -= s->d[q];
             s->d[q] = 0.0;
-            s->perturbed = 1;
+            s->shifted = 1;
             thd = 0.0;
         }
         if (thd == 0.0) degenerate_run++; else degenerate_run = 0;
@@ -935,7 +937,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
                 nflip = flip_to_dual_feasible(s);
                 if (nflip) compute_primal(s);
                 if (cold && attempt == 0 && s->m > 0) perturb_costs(s);
-                rc = dual_loop(s, s->perturbed ? INFINITY : o->cutoff, 1);
+                rc = dual_loop(s, o->cutoff, 1);
             } else if (max_primal_infeasibility(s) <= PTOL) {
                 rc = primal_loop(s);
             } else {
@@ -947,7 +949,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
         }
         if (rc == LOOP_RESTART) continue;
         if (rc == LOOP_OPTIMAL || rc == LOOP_CUTOFF) {
-            if (s->perturbed) {
+            if (s->perturbed || s->shifted) {
                 remove_perturbation(s);
                 compute_duals(s);
                 if (count_dual_infeasible(s) > 0) {
@@ -1018,16 +1020,48 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
     for (int j = 0; j < s->n; j++) nb += b->col[j] == 0;
     for (int i = 0; i < s->m; i++) nb += b->row[i] == 0;
     if (nb != s->m) return RK_EINPUT;
-    /* same basic set: keep the factorization and the pricing weights */
-    int same = 1;
-    for (int j = 0; j < s->n + s->m && same; j++) {
-        int st = j < s->n ? b->col[j] : b->row[j - s->n];
-        same = (st == 0) == (s->vst[j] == VS_BASIC);
+    /* Few basis changes: reach the new basis by LU updates instead of a
+     * refactorization (B&B switches between nearby nodes all the time). */
+    int N = s->n + s->m, nin = 0, nout = 0;
+    int *ent = s->cand, *lpos = s->bad_pos;
+    for (int j = 0; j < N; j++) {
+        int tb = (j < s->n ? b->col[j] : b->row[j - s->n]) == 0;
+        int cb = s->vst[j] == VS_BASIC;
+        if (tb && !cb) ent[nin++] = j;
+        else if (!tb && cb) lpos[nout++] = s->bpos[j];
     }
-    if (same) {
-        for (int j = 0; j < s->n + s->m; j++) {
-            if (s->vst[j] == VS_BASIC) continue;
+    int ok = nin == nout && (nin == 0 || (s->lu_ok && nin <= 50 && nin <= s->m / 4 + 1));
+    for (int k = 0; k < nin && ok; k++) {
+        int q = ent[k];
+        double *alpha = s->alpha;
+        for (int i = 0; i < s->m; i++) alpha[i] = 0.0;
+        col_axpy(s, q, 1.0, alpha);
+        rk_lu_ftran(s->lu, alpha);
+        double amax = 0.0, best = 0.0;
+        int bt = -1;
+        for (int i = 0; i < s->m; i++) amax = fmax(amax, fabs(alpha[i]));
+        for (int t = 0; t < nout; t++) {
+            if (lpos[t] < 0) continue;
+            double v = fabs(alpha[lpos[t]]);
+            if (v > best) { best = v; bt = t; }
+        }
+        if (bt < 0 || best < 1e-9 || best < 1e-3 * amax) { ok = 0; break; }
+        int p = lpos[bt], jo = s->head[p];
+        lpos[bt] = -1;
+        s->head[p] = q;
+        s->bpos[q] = p;
+        s->vst[q] = VS_BASIC;
+        s->bpos[jo] = -1;
+        s->vst[jo] = VS_LB;
+        s->dse[p] = 1.0;
+        int rc = rk_lu_update(s->lu, p, alpha);
+        if (rc < 0) { s->lu_ok = 0; ok = 0; break; }
+        if (rc > 0) s->need_refactor = 1;
+    }
+    if (ok) {
+        for (int j = 0; j < N; j++) {
             int st = j < s->n ? b->col[j] : b->row[j - s->n];
+            if (st == 0) continue;
             if (j >= s->n && st > 0 && st < 3) st = st == 1 ? VS_UB : VS_LB;
             if (st < 1 || st > 3) st = VS_LB;
             s->vst[j] = (signed char)st;

@@ -24,9 +24,11 @@ typedef enum {
 typedef struct {
     long iter_limit;    /* <= 0: none */
     double time_limit;  /* seconds, <= 0: none */
-    /* The dual simplex stops with RK_LP_CUTOFF once the (minimization)
-     * objective provably exceeds cutoff; +INFINITY = none.  For a maximize
-     * problem the objective here is the negated one. */
+    /* The dual simplex stops with RK_LP_CUTOFF once the minimization-form
+     * objective (objective incl. constant for a minimize problem, minus
+     * that for a maximize problem) provably exceeds cutoff; +INFINITY =
+     * none.  Not checked while the anti-degeneracy cost perturbation is
+     * active (the solve then just continues to optimality). */
     double cutoff;
     int verbose;        /* log to stderr */
 } rk_simplex_opts;

@@ -52,7 +52,7 @@ def export(script, name, *args):
 def trace(model, inputs):
     rkg = model[:-3] + ".rkg"
     if not os.path.exists(rkg):
-        p = run("trace", model, *inputs, "-o", rkg, "--json", "--quiet", "--runs", "2", check=0)
+        p = run("trace", model, *inputs, "-o", rkg, "--json", "--quiet", "--runs", "2", "--verify", check=0)
         with open(rkg + ".stats", "w") as f:
             f.write(p.stdout)
     with open(rkg + ".stats") as f:
@@ -63,8 +63,11 @@ def trace(model, inputs):
 
 
 def solve(rkg, algo, budget):
+    """Solve with src/solve.  rockmate uses its built-in block options (keep all,
+    asap, none) so that these executor tests do not depend on the MILP."""
     rks = os.path.join(TMP, f"{os.path.basename(rkg)}.{algo}.{budget}.rks")
-    p = run("solve", rkg, "--budget", str(budget), "--algo", algo, "-o", rks, "--json", "--quiet")
+    extra = ["--builtin-options"] if algo == "rockmate" else []
+    p = run("solve", rkg, "--budget", str(budget), "--algo", algo, "-o", rks, "--json", "--quiet", *extra)
     if p.returncode == 3:
         return None, None
     if p.returncode != 0:
@@ -167,6 +170,37 @@ class TestGPT2(ExecBase):
         self.assertEqual(p.returncode, 2, p.stderr)
 
 
+    def test_loss_mean(self):
+        rks, _ = solve(self.r1, "recompute-all", 10**12)
+        p = run("run", self.m1, rks, "--chain", self.r1, *self.i1, "--check", "--json", "--loss", "mean",
+                "--iters", "1", check=0)
+        self.assertTrue(json.loads(p.stdout)["grads_equal"])
+
+    def test_optimize(self):
+        p = run("optimize", self.m1, *self.i1, "--budget", "60%", "--algo", "rotor", "--check", "--json",
+                "--runs", "1", "--iters", "1", check=0)
+        r = json.loads(p.stdout)
+        self.assertTrue(r["grads_equal"])
+        self.assertLessEqual(r["measured_peak"], r["budget"] * (1 + SLACK))
+
+
+class TestTransformer(ExecBase):
+    """nn.Transformer: two inputs, many views and size nodes, no separator in the decoder."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.m, cls.i = export("transformer.py", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+                              "--d-model", "16", "--heads", "2", "--ffn", "32", "--src-seq", "8", "--tgt-seq", "8",
+                              "--batch", "2", "--dtype", "float64")
+        cls.r, cls.s, cls.c = trace(cls.m, cls.i)
+
+    def test_forward_and_schedules(self):
+        self.assertTrue(self.s["forward_equal"])
+        for algo in ("none", "recompute-all"):
+            rks, _ = solve(self.r, algo, 10**12)
+            self.check_run(self.m, self.i, self.r, rks)
+
+
 class TestResNet(ExecBase):
     @classmethod
     def setUpClass(cls):
@@ -184,7 +218,7 @@ class TestResNet(ExecBase):
             rks, _ = solve(self.r, algo, 10**12)
             self.check_run(self.m, self.i, self.r, rks)
         _, keep = solve(self.r, "none", 10**12)
-        p = run("solve", self.r, "--budget", "1", "--algo", "rockmate", "--json", "--quiet")
+        p = run("solve", self.r, "--budget", "1", "--algo", "rockmate", "--json", "--quiet", "--builtin-options")
         minb = json.loads(p.stdout).get("min_budget", -1) if p.returncode == 3 and p.stdout else -1
         for budget in sorted({keep["predicted_peak"], max(minb, 1), (keep["predicted_peak"] + max(minb, 1)) // 2}):
             rks, _ = solve(self.r, "rockmate", budget)

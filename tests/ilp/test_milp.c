@@ -305,6 +305,35 @@ START_TEST(test_threads_identical) {
 }
 END_TEST
 
+/* rk-Checkmate solves many MILPs from OpenMP threads at once: same results
+ * as one at a time, on the same rk_lp. */
+START_TEST(test_reentrant_parallel) {
+    rk_lp *lp = read_miplib("stein27");
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result ref = solve(lp, &p);
+    double obj[4];
+    long nodes[4];
+    int ok[4];
+#pragma omp parallel for num_threads(4)
+    for (int k = 0; k < 4; k++) {
+        rk_milp_result r;
+        rk_error err;
+        ok[k] = rk_milp_solve(lp, &p, &r, &err) == RK_OK && r.status == RK_MILP_OPTIMAL;
+        obj[k] = r.objective;
+        nodes[k] = r.nodes;
+        rk_milp_result_free(&r);
+    }
+    for (int k = 0; k < 4; k++) {
+        ck_assert(ok[k]);
+        ck_assert(obj[k] == ref.objective);
+        ck_assert_int_eq(nodes[k], ref.nodes);
+    }
+    rk_milp_result_free(&ref);
+    rk_lp_free(lp);
+}
+END_TEST
+
 START_TEST(test_status_names) {
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_OPTIMAL), "optimal");
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_INFEASIBLE), "infeasible");
@@ -327,6 +356,7 @@ int main(void) {
     tcase_add_test(toys, test_incumbent_used);
     tcase_add_test(toys, test_node_limit_bound);
     tcase_add_test(toys, test_threads_identical);
+    tcase_add_test(toys, test_reentrant_parallel);
     suite_add_tcase(s, toys);
     TCase *mip = tcase_create("miplib3");
     tcase_set_timeout(mip, 600);

@@ -3,6 +3,7 @@
  * over rk-Checkmate's block options, rotor, sqrt(n), keep-everything,
  * recompute-everything) through the solve pipeline (src/solve), which
  * replays it with the simulator; report it and optionally write it as .rks. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -30,6 +31,8 @@ static void usage(FILE *f) {
             "  --slots N          memory slots of the DP (default 500); sizes are rounded up to slots\n"
             "  --threads N        OpenMP threads (default: all)\n"
             "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
+            "  --time-limit S     seconds per ILP (rockmate's grid) or for the whole ILP (checkmate)\n"
+            "  --export-mps DIR   write every ILP solved as MPS into DIR (named by class and budget)\n"
             "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all, asap}\n"
             "  --no-fallback      rockmate/rotor: the DP's plan only (by default the keep-all, sqrt(n) and\n"
             "                     recompute-all plans are also tried in exact bytes, against slot rounding)\n"
@@ -68,14 +71,16 @@ int rk_cmd_solve(int argc, char **argv) {
         {"json", no_argument, 0, 'j'},         {"output", required_argument, 0, 'o'},
         {"quiet", no_argument, 0, 'q'},        {"grid", required_argument, 0, 'g'},
         {"builtin-options", no_argument, 0, 'B'}, {"no-fallback", no_argument, 0, 'F'},
+        {"time-limit", required_argument, 0, 'T'}, {"export-mps", required_argument, 0, 'E'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *cmd = "solve", *out_path = NULL, *algo_name = "rockmate";
+    const char *cmd = "solve", *out_path = NULL, *algo_name = "rockmate", *export_dir = NULL;
+    double time_limit = -1;
     int64_t budget = -1;
     int json = 0, quiet = 0, builtin = 0, fallback = 1, gp = -1, gs = -1, c;
     long slots = 500, threads = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFh", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFT:E:h", lopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (cli_parse_bytes(cmd, "--budget", optarg, &budget)) return CLI_BADINPUT;
@@ -92,6 +97,10 @@ int rk_cmd_solve(int argc, char **argv) {
                 return cli_usage_error(cmd, "--grid: expected PxS like 20x20, got '%s'", optarg);
             break;
         case 'B': builtin = 1; break;
+        case 'T':
+            if (cli_parse_double(cmd, "--time-limit", optarg, 0, 1e9, &time_limit)) return CLI_BADINPUT;
+            break;
+        case 'E': export_dir = optarg; break;
         case 'F': fallback = 0; break;
         case 'j': json = 1; break;
         case 'o': out_path = optarg; break;
@@ -114,6 +123,16 @@ int rk_cmd_solve(int argc, char **argv) {
     if (out_path && same_file(out_path, chain_path))
         return cli_usage_error(cmd, "-o %s is the input chain; refusing to overwrite it", out_path);
 
+    if (export_dir) {
+        struct stat sb;
+        if (stat(export_dir, &sb) != 0) {
+            if (mkdir(export_dir, 0755) != 0)
+                return cli_usage_error(cmd, "--export-mps: cannot create directory '%s': %s", export_dir,
+                                       strerror(errno));
+        } else if (!S_ISDIR(sb.st_mode)) {
+            return cli_usage_error(cmd, "--export-mps: '%s' exists and is not a directory", export_dir);
+        }
+    }
     int progress = cli_progress_wanted(quiet);
     rk_error err = {{0}};
     rk_chain ch;
@@ -135,6 +154,8 @@ int rk_cmd_solve(int argc, char **argv) {
         par.cm.grid_save = gs;
     }
     if (builtin) par.checkmate_options = 0;
+    if (time_limit >= 0) par.cm.time_limit = time_limit;
+    par.cm.export_dir = export_dir;
     double t0 = omp_get_wtime();
     if (progress) fprintf(stderr, "rkmate solve: preparing %s on %d blocks...\r", algo_name, ch.n_blocks);
     st = rk_solver_new(&ch, &par, &sv, &err);

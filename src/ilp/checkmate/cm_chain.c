@@ -185,7 +185,7 @@ rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget, const 
             tmp.predicted_time = sr.time;
             rk_schedule_set_algo(&tmp, "checkmate");
             if (gap)
-                *gap = res.status == RK_MILP_OPTIMAL ? 0 : fmax(0, (obj - res.bound) / fmax(1e-12, fabs(obj)));
+                *gap = res.status == RK_MILP_OPTIMAL ? 0 : fmax(0, (obj - res.bound - cm_obj_offset(m)) / fmax(1e-12, fabs(obj)));
         }
     }
     if (!r) {

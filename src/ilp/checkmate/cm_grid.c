@@ -81,6 +81,12 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         if (!fits(o, b)) continue;
         if (!inc || o->obj < inc->obj) inc = o;
     }
+    /* a schedule that fits and costs no more than a lower bound is optimal */
+    if (inc && isfinite(kb) && inc->obj <= kb + 1e-9 * fmax(1, fabs(kb))) {
+        b->state = B_OPT;
+        b->owner = (int)(inc - B);
+        return;
+    }
     rk_lp *lp = NULL;
     b->st = rk_checkmate_model_lp(m, b->p, b->s, &lp, &b->err);
     if (b->st == RK_EINFEASIBLE) {
@@ -107,7 +113,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     mp.threads = p->milp_threads > 0 ? p->milp_threads : 1;
     mp.verbose = p->verbose > 1;
     mp.incumbent = inc ? inc->x : NULL;
-    mp.known_bound = kb;
+    mp.known_bound = isfinite(kb) ? kb - cm_obj_offset(m) : kb;
     rk_milp_result res;
     double t0 = cm_now();
     b->st = cm_solve(p, name, lp, &mp, &res, &b->err);
@@ -140,7 +146,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
             b->bound = b->obj;
         } else {
             b->state = B_TL;
-            b->bound = res.bound;
+            b->bound = res.bound + cm_obj_offset(m);
         }
         if (b->state == B_OPT && kb > b->obj + 1e-6 * fmax(1, fabs(b->obj))) {
             b->st = rk_fail(&b->err, RK_EFAIL,
@@ -179,17 +185,22 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
     memset(&local, 0, sizeof local);
     int P = p->grid_peak > 0 ? p->grid_peak : 20, S = p->grid_save > 0 ? p->grid_save : 20;
     int64_t minp, maxp;
-    rk_status r = rk_checkmate_peak_range(g, p, &minp, &maxp, err);
+    rk_checkmate_model *m = NULL;
+    rk_status r = rk_checkmate_model_build(g, &m, err);
     if (r) return r;
+    double *xmin = NULL;
+    r = cm_peak_range(g, m, p, &minp, &maxp, &xmin, err);
+    if (r) {
+        rk_checkmate_model_free(m);
+        return r;
+    }
     local.min_peak = minp;
     local.max_peak = maxp;
-    rk_checkmate_model *m = NULL;
-    r = rk_checkmate_model_build(g, &m, err);
-    if (r) return r;
     int64_t out = g->d[g->output].size;
-    budget *B = calloc((size_t)P * (size_t)S, sizeof *B);
+    budget *B = calloc((size_t)P * (size_t)S + 1, sizeof *B);
     rk_option **list = NULL;
     if (!B) {
+        free(xmin);
         rk_checkmate_model_free(m);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
@@ -215,6 +226,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
     /* order by (p desc, s desc): every looser budget comes first */
     int *ord = malloc((size_t)nb * sizeof(int));
     if (!ord) {
+        free(xmin);
         free(B);
         rk_checkmate_model_free(m);
         return rk_fail(err, RK_ENOMEM, "out of memory");
@@ -233,9 +245,36 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         int lev = 0;
         for (int c = 0; c < a; c++)
             if (looser(&B[ord[c]], b) && B[ord[c]].level + 1 > lev) lev = B[ord[c]].level + 1;
-        if (getenv("RKCM_ORDER") && atoi(getenv("RKCM_ORDER")) == 1) lev = b->i + (S - 1 - b->j);
         b->level = lev;
         if (lev > maxlev) maxlev = lev;
+    }
+    /* the min-peak schedule seeds the incumbents (level -1, never reused as
+     * an optimum, not an option) */
+    int nall = nb;
+    if (xmin) {
+        budget *sd = &B[nb];
+        sd->level = -1;
+        sd->state = B_UNKNOWN;
+        sd->owner = nb;
+        sd->i = sd->j = -1;
+        rk_op *ops = NULL;
+        int nops = 0;
+        double t2;
+        r = cm_decode_replay(m, xmin, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
+        free(ops);
+        if (!r) r = rk_checkmate_model_decode_option(m, xmin, sd->peak, -1, &sd->opt, &sd->obj, err);
+        if (r) {
+            free(xmin);
+            free(ord);
+            free(B);
+            rk_checkmate_model_free(m);
+            return r;
+        }
+        sd->saved = sd->opt.saved;
+        sd->p = sd->peak;
+        sd->s = sd->saved;
+        sd->x = xmin;
+        nall = nb + 1;
     }
     int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
     int *lv = malloc((size_t)nb * sizeof(int));
@@ -250,7 +289,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         for (int a = 0; a < nb; a++)
             if (B[ord[a]].level == L) lv[cnt++] = ord[a];
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-        for (int q = 0; q < cnt; q++) solve_one(m, p, B, nb, lv[q]);
+        for (int q = 0; q < cnt; q++) solve_one(m, p, B, nall, lv[q]);
         for (int q = 0; q < cnt && !r; q++)
             if (B[lv[q]].st) {
                 *err = B[lv[q]].err;
@@ -300,7 +339,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         }
     }
     free(list);
-    for (int a = 0; a < nb; a++) {
+    for (int a = 0; a < nall; a++) {
         free(B[a].x);
         rk_option_free(&B[a].opt);
     }

@@ -46,6 +46,19 @@ typedef struct {
     int del_start, n_del; /* m->dels[...] */
 } cm_step;
 
+/* A step (t, k): the bytes it needs whatever the schedule when w_k runs
+ * (`mand`: inputs, overhead, w_k's uses and outputs, data present for sure)
+ * and the other data that may be present then, with their presence
+ * expressions (for SAVE: the loss step, mand = data present for sure).
+ * Budget-dependent implied bounds come from these (docs/ilp.md). */
+typedef struct {
+    cm_rhs kind;      /* PEAK or SAVE */
+    int t, k;         /* stage, step */
+    int r;            /* reference of R[t][k] (CM_ONE at a stage's own node) */
+    int64_t mand;
+    int start, n;     /* m->opt_d / m->opt_e */
+} cm_knap;
+
 struct rk_checkmate_model {
     const rk_graph *g;
     int T;            /* stages = compute nodes */
@@ -70,7 +83,12 @@ struct rk_checkmate_model {
     int infeasible;   /* presolve found a violated constant row */
     char why[256];
     int64_t fixed_peak; /* highest memory of a step whose memory is constant */
-    int n_fam[8];      /* row counts per family (for docs/stats) */
+    int n_fam[10];     /* row counts per family (for docs/stats) */
+    int n_knap, cap_knap;
+    cm_knap *knap;
+    int n_opt, cap_opt;
+    int *opt_d;
+    cm_expr *opt_e;
 };
 
 /* Emit the LP; peak_var != 0 makes M_peak a column (index n_cols) minimised
@@ -90,6 +108,15 @@ rk_status cm_decode_replay(const rk_checkmate_model *m, const double *x, rk_op *
                            double *objective, int64_t *peak, double *sim_time, rk_error *err);
 
 double cm_now(void);
+
+/* The LP objective is the recomputation time; schedule time = LP objective +
+ * this offset (every node once). */
+double cm_obj_offset(const rk_checkmate_model *m);
+
+/* M_peak range of g (model m built on g); *xmin (may be NULL) receives the
+ * min-peak ILP's solution (malloc'ed, n_cols + 1 values) when there is one. */
+rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
+                        int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err);
 
 /* Round the 0/1 columns of x and recompute its U columns exactly. */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x);

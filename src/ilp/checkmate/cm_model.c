@@ -202,6 +202,52 @@ keep:
     return 0;
 }
 
+static int expr_is_const(const cm_expr *e, double v) { return e->n == 0 && e->c0 == v; }
+
+/* Record the data that may be present at a sure step (see cm_knap). */
+static int m_knap(rk_checkmate_model *m, cm_rhs kind, int t, int step, int r, const rk_graph *g, const cm_expr *cur,
+                  const char *is_in, const char *fixed, int64_t base) {
+    if (m->n_knap == m->cap_knap) {
+        int nc = m->cap_knap ? 2 * m->cap_knap : 64;
+        cm_knap *k = realloc(m->knap, (size_t)nc * sizeof *k);
+        if (!k) return -1;
+        m->knap = k;
+        m->cap_knap = nc;
+    }
+    cm_knap *k = &m->knap[m->n_knap];
+    k->kind = kind;
+    k->t = t;
+    k->k = step;
+    k->r = r;
+    k->mand = base;
+    k->start = m->n_opt;
+    k->n = 0;
+    for (int d = 0; d < g->n_d; d++) {
+        if (is_in[d] || fixed[d] || g->d[d].size <= 0) continue;
+        if (expr_is_const(&cur[d], 0)) continue;
+        if (expr_is_const(&cur[d], 1)) {
+            k->mand += g->d[d].size;
+            continue;
+        }
+        if (m->n_opt == m->cap_opt) {
+            int nc = m->cap_opt ? 2 * m->cap_opt : 256;
+            int *a = realloc(m->opt_d, (size_t)nc * sizeof *a);
+            if (!a) return -1;
+            m->opt_d = a;
+            cm_expr *b = realloc(m->opt_e, (size_t)nc * sizeof *b);
+            if (!b) return -1;
+            m->opt_e = b;
+            m->cap_opt = nc;
+        }
+        m->opt_d[m->n_opt] = d;
+        m->opt_e[m->n_opt] = cur[d];
+        m->n_opt++;
+        k->n++;
+    }
+    m->n_knap++;
+    return 0;
+}
+
 void rk_checkmate_model_free(rk_checkmate_model *m) {
     if (!m) return;
     free(m->cols);
@@ -211,6 +257,9 @@ void rk_checkmate_model_free(rk_checkmate_model *m) {
     free(m->stage_start);
     free(m->steps);
     free(m->dels);
+    free(m->knap);
+    free(m->opt_d);
+    free(m->opt_e);
     free(m);
 }
 
@@ -265,10 +314,11 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     tmp_ev *cre = NULL, *del = NULL, *aft = NULL;
     int n_cre = 0, cap_cre = 0, n_del = 0, cap_del = 0, n_aft = 0, cap_aft = 0;
     cm_expr *cur = malloc((size_t)(D + 1) * sizeof(cm_expr));
+    char *fixedd = calloc((size_t)D + 1, 1);
     lin a = {0}, l = {0}, U = {0};
     int *mark = calloc((size_t)T + 1, sizeof(int));
     OOM_IF(!m || !pos || !need || !ufwd || !first_prod || !last_prod || !is_in || !is_ig || !tl || !R || !Pcur ||
-           !Pnext || !mark || !cur);
+           !Pnext || !mark || !cur || !fixedd);
     m->g = g;
     m->T = T;
     for (int i = 0; i < T; i++) pos[g->topo[i]] = i;
@@ -644,6 +694,29 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
                 l.c0 -= (double)(m->input_size + m->output_size);
                 OOM_IF(m_row(m, &l, -INFINITY, 0, CM_RHS_SAVE, 's', t, st->k, 0));
             }
+            {
+                /* what the step needs when its node runs */
+                memset(fixedd, 0, (size_t)D + 1);
+                int64_t base = m->input_size + (c->overhead > 0 ? c->overhead : 0);
+                for (int u = 0; u < c->n_uses; u++) {
+                    int d = c->uses[u].data;
+                    if (c->uses[u].kind == RK_EDGE_FAKE || is_in[d] || fixedd[d]) continue;
+                    fixedd[d] = 1;
+                    base += g->d[d].size;
+                }
+                for (int o = 0; o < c->n_outs; o++) {
+                    int d = c->outs[o];
+                    if (is_in[d] || fixedd[d]) continue;
+                    fixedd[d] = 1;
+                    base += g->d[d].size;
+                }
+                OOM_IF(m_knap(m, CM_RHS_PEAK, t, st->k, st->R, g, cur, is_in, fixedd, base));
+                if (t == m->t_loss && st->k == t) {
+                    memset(fixedd, 0, (size_t)D + 1);
+                    fixedd[g->output] = 1;
+                    OOM_IF(m_knap(m, CM_RHS_SAVE, t, st->k, CM_ONE, g, cur, is_in, fixedd, 0));
+                }
+            }
             while (ia < n_aft && aft[ia].step == s) {
                 cur[aft[ia].d] = aft[ia].x;
                 ia++;
@@ -687,6 +760,7 @@ done:
     free(del);
     free(aft);
     free(cur);
+    free(fixedd);
     free(mark);
     lin_free(&a);
     lin_free(&l);
@@ -712,6 +786,8 @@ static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n) {
     }
 }
 
+double cm_obj_offset(const rk_checkmate_model *m) { return m->time_const; }
+
 rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var, rk_lp **out,
                       rk_error *err) {
     *out = NULL;
@@ -732,7 +808,11 @@ rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_sav
         mcol = rk_lp_add_col(lp, "Mpeak", 1, (double)m->fixed_peak, INFINITY, 0);
         if (mcol < 0) goto oom;
     } else {
-        rk_lp_set_obj_const(lp, m->time_const);
+        /* the objective is the recomputation time: the time of the runs
+         * fixed to 1 (every node once) is added back when decoding
+         * (cm_obj_offset); keeping it out of the LP keeps the objective's
+         * granularity that of the R columns */
+        rk_lp_set_obj_const(lp, 0);
     }
     int *cols = NULL;
     double *vals = NULL;
@@ -779,6 +859,74 @@ rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_sav
         }
         if (rk_lp_add_row_coefs(lp, ri, n, cols, vals)) goto oom2;
     }
+    /* budget-dependent implied bounds at the sure steps: a data that
+     * cannot fit beside what the step needs is absent (a row e <= 0), two
+     * that cannot fit together are not both present (e1 + e2 <= 1) */
+    if (!peak_var) {
+        lin l1 = {0};
+        for (int q = 0; q < m->n_knap; q++) {
+            const cm_knap *k = &m->knap[q];
+            int64_t cap;
+            if (k->kind == CM_RHS_PEAK) cap = m_peak - k->mand;
+            else if (m_save >= 0) cap = m_save - k->mand;
+            else continue;
+            if (cap < 0) {
+                /* the step's node cannot run at all under this budget */
+                if (k->r == CM_ONE) {
+                    lin_free(&l1);
+                    free(cols);
+                    free(vals);
+                    rk_lp_free(lp);
+                    return rk_fail(err, RK_EINFEASIBLE,
+                                   "rk-Checkmate: stage %d needs %lld bytes whatever the schedule; budget %lld",
+                                   k->t, (long long)(k->mand + (k->kind == CM_RHS_PEAK ? 0 : 0)),
+                                   (long long)(k->kind == CM_RHS_PEAK ? m_peak : m_save));
+                }
+                lin_reset(&l1);
+                if (lin_ref(&l1, k->r, 1)) goto oom3;
+                snprintf(name, sizeof name, "kr%d_%d", k->t, k->k);
+                int ri = rk_lp_add_row(lp, name, -INFINITY, 0);
+                if (ri < 0 || rk_lp_add_row_coefs(lp, ri, l1.n, l1.col, l1.val)) goto oom3;
+                continue;
+            }
+            int npair = 0;
+            for (int a = 0; a < k->n; a++) {
+                int da = m->opt_d[k->start + a];
+                int64_t sa = m->g->d[da].size;
+                lin_reset(&l1);
+                if (sa > cap) {
+                    /* absent whenever the step's node runs: e + r <= 1 */
+                    if (lin_expr(&l1, m, m->opt_e[k->start + a], 1) || lin_ref(&l1, k->r, 1)) goto oom3;
+                    lin_normalize(&l1);
+                    if (l1.n == 0) continue;
+                    snprintf(name, sizeof name, "k%c%d_%d_%d", k->kind == CM_RHS_PEAK ? 'm' : 's', k->t, k->k, da);
+                    int ri = rk_lp_add_row(lp, name, -INFINITY, 1 - l1.c0);
+                    if (ri < 0 || rk_lp_add_row_coefs(lp, ri, l1.n, l1.col, l1.val)) goto oom3;
+                    continue;
+                }
+                for (int b2 = a + 1; b2 < k->n && npair < 400 && k->r == CM_ONE; b2++) {
+                    int db = m->opt_d[k->start + b2];
+                    int64_t sb = m->g->d[db].size;
+                    if (sb > cap || sa + sb <= cap) continue;
+                    lin_reset(&l1);
+                    if (lin_expr(&l1, m, m->opt_e[k->start + a], 1) || lin_expr(&l1, m, m->opt_e[k->start + b2], 1))
+                        goto oom3;
+                    lin_normalize(&l1);
+                    if (l1.n == 0) continue;
+                    snprintf(name, sizeof name, "k%c%d_%d_%d_%d", k->kind == CM_RHS_PEAK ? 'm' : 's', k->t, k->k, da, db);
+                    int ri = rk_lp_add_row(lp, name, -INFINITY, 1 - l1.c0);
+                    if (ri < 0 || rk_lp_add_row_coefs(lp, ri, l1.n, l1.col, l1.val)) goto oom3;
+                    npair++;
+                }
+            }
+        }
+        lin_free(&l1);
+        goto fin;
+    oom3:
+        lin_free(&l1);
+        goto oom2;
+    }
+fin:
     free(cols);
     free(vals);
     *out = lp;

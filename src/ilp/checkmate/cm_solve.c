@@ -77,7 +77,7 @@ rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m
             if (!r) {
                 if (objective) *objective = obj;
                 if (optimal) *optimal = res.status == RK_MILP_OPTIMAL;
-                if (gap) *gap = res.status == RK_MILP_OPTIMAL ? 0 : fmax(0, (obj - res.bound) / fmax(1e-12, fabs(obj)));
+                if (gap) *gap = res.status == RK_MILP_OPTIMAL ? 0 : fmax(0, (obj - res.bound - cm_obj_offset(m)) / fmax(1e-12, fabs(obj)));
             }
         } else if (res.status == RK_MILP_INFEASIBLE) {
             r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: no schedule with peak <= %lld and saved <= %lld",
@@ -108,13 +108,9 @@ static rk_status option_full_peak(const rk_graph *g, const rk_option *o, int64_t
     return r;
 }
 
-rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p, int64_t *min_peak,
-                                  int64_t *max_peak, rk_error *err) {
-    rk_checkmate_params def;
-    if (!p) {
-        rk_checkmate_params_default(&def);
-        p = &def;
-    }
+rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
+                        int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err) {
+    if (xmin) *xmin = NULL;
     rk_option ka, as;
     rk_status r = rk_option_keep_all(g, &ka, err);
     if (r) return r;
@@ -130,26 +126,19 @@ rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *
     *max_peak = kp;
     *min_peak = ap < kp ? ap : kp;
     /* min-peak ILP: M_peak a variable, minimised */
-    rk_checkmate_model *m = NULL;
-    r = rk_checkmate_model_build(g, &m, err);
-    if (r) return r;
     rk_lp *lp = NULL;
     r = cm_model_lp(m, 0, -1, 1, &lp, err);
-    if (r) {
-        rk_checkmate_model_free(m);
-        return r;
-    }
+    if (r) return r;
     char name[300];
     snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
     r = cm_export(p, name, lp, err);
     rk_milp_params mp;
     milp_params(p, &mp);
-    /* only the peak matters: stop at a gap of one byte-ish */
     rk_milp_result res;
     memset(&res, 0, sizeof res);
     if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
     if (!r && res.has_solution) {
-        /* the last column is Mpeak; decode with the model's columns */
+        /* the last column is Mpeak; the others are the model's */
         rk_op *ops = NULL;
         int n = 0;
         double obj, t;
@@ -157,9 +146,27 @@ rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *
         r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
         free(ops);
         if (!r && pk < *min_peak) *min_peak = pk;
+        if (!r && xmin) {
+            *xmin = res.x;
+            res.x = NULL;
+        }
     }
     rk_milp_result_free(&res);
     rk_lp_free(lp);
+    return r;
+}
+
+rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p, int64_t *min_peak,
+                                  int64_t *max_peak, rk_error *err) {
+    rk_checkmate_params def;
+    if (!p) {
+        rk_checkmate_params_default(&def);
+        p = &def;
+    }
+    rk_checkmate_model *m = NULL;
+    rk_status r = rk_checkmate_model_build(g, &m, err);
+    if (r) return r;
+    r = cm_peak_range(g, m, p, min_peak, max_peak, NULL, err);
     rk_checkmate_model_free(m);
     return r;
 }

@@ -79,7 +79,9 @@ typedef struct rk_checkmate_model rk_checkmate_model;
 rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err);
 void rk_checkmate_model_free(rk_checkmate_model *m);
 
-/* The LP for budgets (m_peak, m_save) (m_save < 0: no M_save row).  Sets
+/* The LP for budgets (m_peak, m_save) (m_save < 0: no M_save row).  Its
+ * objective is the recomputation time (the time of every node once is left
+ * out; decoding adds it back).  Sets
  * *lp = NULL and returns RK_EINFEASIBLE when presolve alone proves the budget
  * infeasible (a step whose fixed memory exceeds m_peak). */
 rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save,
@@ -165,7 +167,8 @@ rk_status rk_checkmate_flat_to_schedule(const rk_checkmate_flat *flat, const rk_
  * budget (no M_save), within p->time_limit.  The schedule is replayed by
  * rk_simulate and must agree with the ILP.  *gap (may be NULL) is the
  * relative gap of the returned schedule (0 when proven optimal).
- * RK_EINFEASIBLE when no schedule fits (or none was found in time). */
+ * RK_EINFEASIBLE when no schedule fits (or none was found in time).  `s`
+ * must be initialised (rk_schedule_init); it is replaced on success. */
 rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
                                       const rk_checkmate_params *p, rk_schedule *s,
                                       double *gap, rk_error *err);
