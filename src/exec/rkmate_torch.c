@@ -193,13 +193,14 @@ static int cmd_run(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         if (c == OPT_HELP) {
-            printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg --input SHAPE:DTYPE [...]\n"
+            printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg [--input SHAPE:DTYPE ...]\n"
                    "                  [--input-file INPUTS.bin] [--seed N] [--iters N] [--check] [--json]\n"
                    "                  [--loss sum|mean]\n\n"
                    "Replay the schedule with the simulator (invalid schedules are refused), then run it as a\n"
                    "real training step (forward, loss = sum or mean of the output, backward) and the plain\n"
                    "PyTorch step in the same process; report peak activation memory and step time of both.\n"
-                   "--check compares every parameter gradient and the output with the plain step.\n");
+                   "--check compares every parameter gradient and the output with the plain step.\n"
+                   "Without --input, the inputs, input file and seed recorded in the chain are used.\n");
             return CLI_OK;
         }
         if (c == OPT_CHAIN) { chain_path = optarg; continue; }
@@ -220,7 +221,6 @@ static int cmd_run(int argc, char **argv) {
     }
     if (optind + 2 != argc) return cli_usage_error(cmd, "expected MODEL.pt SCHEDULE.rks (see 'rkmate run --help')");
     if (!chain_path) return cli_usage_error(cmd, "missing --chain CHAIN.rkg");
-    if (co.ex.n_inputs == 0) return cli_usage_error(cmd, "missing --input SHAPE:DTYPE");
     co.ex.model_path = argv[optind];
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
@@ -229,11 +229,31 @@ static int cmd_run(int argc, char **argv) {
     rk_chain ch;
     rk_status s = rk_chain_read(chain_path, &ch, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
+    /* No --input: take the inputs, input file and seed the chain was traced with
+     * (its "model" text is "MODEL.pt --input SPEC ... [--input-file F] --seed N"). */
+    char *model_text = NULL;
+    if (co.ex.n_inputs == 0 && ch.model) {
+        model_text = strdup(ch.model);
+        char *save = NULL, *tok = model_text ? strtok_r(model_text, " ", &save) : NULL;
+        while (tok && (tok = strtok_r(NULL, " ", &save))) {
+            char *val = strtok_r(NULL, " ", &save);
+            if (!val) break;
+            if (!strcmp(tok, "--input") && co.ex.n_inputs < RK_EXEC_MAX_INPUTS) co.ex.inputs[co.ex.n_inputs++] = val;
+            else if (!strcmp(tok, "--input-file") && !co.ex.input_file) co.ex.input_file = val;
+            else if (!strcmp(tok, "--seed")) co.ex.seed = strtoull(val, NULL, 10);
+        }
+    }
+    if (co.ex.n_inputs == 0) {
+        free(model_text);
+        rk_chain_free(&ch);
+        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE (and the chain does not say)");
+    }
     rk_schedule sc;
     rk_schedule_init(&sc);
     s = rk_schedule_read(argv[optind + 1], &ch, &sc, &err);
     if (s != RK_OK) {
         rk_chain_free(&ch);
+        free(model_text);
         return cli_report(cmd, s, &err);
     }
     rk_sim_result sim;
@@ -241,6 +261,7 @@ static int cmd_run(int argc, char **argv) {
     if (s != RK_OK) {
         rk_schedule_free(&sc);
         rk_chain_free(&ch);
+        free(model_text);
         fprintf(stderr, "rkmate run: %s: the simulator refuses the schedule: %s\n", argv[optind + 1], err.msg);
         return cli_exit_code(s);
     }
@@ -251,6 +272,7 @@ static int cmd_run(int argc, char **argv) {
     if (s == RK_OK && ro.check && !rr.grads_equal) code = CLI_FAIL;
     rk_schedule_free(&sc);
     rk_chain_free(&ch);
+    free(model_text);
     return code;
 }
 

@@ -7,6 +7,7 @@
 // describes the method; the comments here say how each piece maps onto it.
 #include <torch/script.h>
 #include <torch/version.h>
+#include <torch/cuda.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/jit/passes/inliner.h>
@@ -15,6 +16,11 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/core/StorageImpl.h>
+#ifdef RK_TORCH_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -140,20 +146,30 @@ double median(std::vector<double> v) {
 
 // --------------------------------------------------------- generator state
 
-at::Tensor rng_get() {
-    auto gen = at::detail::getDefaultCPUGenerator();
+// The generator random ops draw from: the CPU one, or the CUDA device's.
+at::Generator device_generator(bool cuda) {
+#ifdef RK_TORCH_CUDA
+    if (cuda) return at::cuda::detail::getDefaultCUDAGenerator();
+#endif
+    (void)cuda;
+    return at::detail::getDefaultCPUGenerator();
+}
+at::Tensor rng_get(bool cuda) {
+    auto gen = device_generator(cuda);
     std::lock_guard<std::mutex> lock(gen.mutex());
     return gen.get_state();
 }
-void rng_set(const at::Tensor &s) {
-    auto gen = at::detail::getDefaultCPUGenerator();
+void rng_set(bool cuda, const at::Tensor &s) {
+    auto gen = device_generator(cuda);
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(s);
 }
-void rng_seed(uint64_t seed) {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_current_seed(seed);
+void rng_seed(bool cuda, uint64_t seed) {
+    for (bool c : {false, cuda}) {
+        auto gen = device_generator(c);
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_current_seed(seed);
+    }
 }
 
 // ------------------------------------------------------------- input specs
@@ -201,6 +217,10 @@ std::vector<at::Tensor> make_inputs(const rk_exec_options *o) {
         std::ifstream f(o->input_file, std::ios::binary);
         if (!f) fail(RK_EINPUT, std::string(o->input_file) + ": cannot open the input file");
         std::vector<char> buf((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+        std::string path = o->input_file;
+        if (path.size() > 3 && path.compare(path.size() - 3, 3, ".pt") == 0)
+            fail(RK_EINPUT, path + ": --input-file takes the raw data of the inputs (the exporters' "
+                                   "PATH.inputs.bin), not a torch.save file");
         size_t off = 0;
         for (size_t i = 0; i < specs.size(); i++) {
             at::Tensor t = at::empty(specs[i].shape, at::TensorOptions().dtype(specs[i].dtype));
@@ -264,9 +284,13 @@ struct Group {
     int pos = -1;             // topological position (inputs: -1)
     int block = -1, local = -1;
     std::vector<int> consumers;
+    int clone_arg = -1;       // in-place op on a view or input: run on a copy of this argument
+    int clone_owner = -1;     // the group owning the original
 };
 
 struct Model {
+    bool cuda = false;
+    c10::Device dev{c10::DeviceType::CPU};
     torch::jit::Module module;
     std::shared_ptr<torch::jit::Graph> graph;
     std::vector<at::Tensor> inputs;
@@ -287,6 +311,57 @@ struct Model {
     std::unordered_map<const Value *, IValue> env;  // values of the analysis run (freed after it)
     std::unordered_map<int, at::Tensor> block_output; // analysis-run data of each block's output
 };
+
+// Memory and time on the model's device: the tracking allocator on CPU, the
+// caching allocator's statistics on CUDA (whose blocks are rounded to 512 B).
+struct Mem {
+    const Model &M;
+    explicit Mem(const Model &m) : M(m) {}
+    int64_t cur() const {
+#ifdef RK_TORCH_CUDA
+        if (M.cuda) {
+            auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
+            return st.allocated_bytes[0].current;
+        }
+#endif
+        return TrackingAllocator::get().cur.load();
+    }
+    int64_t peak() const {
+#ifdef RK_TORCH_CUDA
+        if (M.cuda) {
+            auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
+            return st.allocated_bytes[0].peak;
+        }
+#endif
+        return TrackingAllocator::get().peak.load();
+    }
+    void reset_peak() const {
+        sync();
+#ifdef RK_TORCH_CUDA
+        if (M.cuda) {
+            c10::cuda::CUDACachingAllocator::resetPeakStats(M.dev.index());
+            return;
+        }
+#endif
+        TrackingAllocator::get().reset_peak();
+    }
+    void sync() const {
+#ifdef RK_TORCH_CUDA
+        if (M.cuda) c10::cuda::device_synchronize();
+#endif
+    }
+    double now() const {
+        sync();
+        return now_us();
+    }
+};
+
+// A copy on the CPU kept out of the measurements (for --check and --verify).
+at::Tensor keep_copy(const at::Tensor &t) {
+    PauseTracking p;
+    if (!t.defined()) return t;
+    return t.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
 
 bool is_size_like(const Node *n) {
     static const c10::Symbol numel = c10::Symbol::fromQualString("aten::numel");
@@ -411,7 +486,7 @@ void analyse(Model &M) {
             if (M.vi.at(u).kind != VK::Static) dyn = true;
         }
         if (dyn) M.st.nodes_dynamic++;
-        if (n->isNondeterministic()) M.rng_state[n] = rng_get();
+        if (n->isNondeterministic()) M.rng_state[n] = rng_get(M.cuda);
         try {
             run_node(M, n, st);
         } catch (const c10::Error &e) {
@@ -482,13 +557,42 @@ void analyse(Model &M) {
             if (TI.kind == VK::Static)
                 fail(RK_EINPUT, "in-place operation writes a parameter, buffer or constant with data computed "
                                 "from the inputs: " + where(n));
-            if (TI.kind != VK::Data || TI.alias)
-                fail(RK_EINPUT, "in-place operation on a view (or list) is not supported: " + where(n));
-            Group &O = M.groups[TI.owner];
-            if (O.input_index >= 0)
-                fail(RK_EINPUT, "in-place operation on a model input is not supported: " + where(n));
+            if (TI.kind == VK::Cheap) fail(RK_EINPUT, "in-place operation on a list is not supported: " + where(n));
             if (n->outputs().size() != 1)
                 fail(RK_EINPUT, "in-place operation with several outputs: " + where(n));
+            std::vector<int> own;
+            owners_of(M, t, own);
+            if (own.empty()) fail(RK_EFAIL, "in-place operation on data without an owner: " + where(n));
+            if (TI.kind != VK::Data || TI.alias || M.groups[own[0]].input_index >= 0) {
+                // On a view or on a model input: run it on a copy of its argument, as
+                // a new node (one allocation); nothing may read the original later
+                // (checked in build_structure).
+                Group G;
+                G.main = n;
+                G.data = n->output();
+                G.clone_arg = written;
+                G.clone_owner = own[0];
+                const at::Tensor &ot = st[0].toTensor();
+                G.rg = ot.requires_grad();
+                G.sizes = ot.sizes().vec();
+                G.dtype = ot.scalar_type();
+                G.bytes = ot.numel() * ot.element_size();
+                G.op = n->kind().toUnqualString();
+                G.nondet = n->isNondeterministic();
+                for (const Value *u : n->inputs()) {
+                    const VInfo &UI = M.vi.at(u);
+                    if (UI.kind == VK::Cheap && !UI.alias) G.prog.push_back(UI.def);
+                }
+                G.prog.push_back(n);
+                VInfo I;
+                I.kind = VK::Data;
+                I.owner = (int)M.groups.size();
+                M.vi[n->output()] = I;
+                M.groups.push_back(G);
+                M.st.n_inplace++;
+                continue;
+            }
+            Group &O = M.groups[TI.owner];
             O.prog.push_back(n);
             if (n->isNondeterministic()) O.nondet = true;
             VInfo I;
@@ -658,6 +762,21 @@ void build_structure(Model &M) {
                                     "supported: " + where(ip) + " (read by " + where(M.groups[hj].main) + ")");
             }
         }
+    }
+    // An in-place op run on a copy: nothing may read the original after it.
+    for (int gi = 0; gi < ng; gi++) {
+        Group &G = M.groups[gi];
+        if (G.clone_arg < 0) continue;
+        int p = M.node_index[G.main];
+        for (int hj = 0; hj < ng; hj++) {
+            const Group &H = M.groups[hj];
+            if (hj == gi || !H.main || M.node_index[H.main] <= p) continue;
+            if (H.deps_real.count(G.clone_owner) || H.deps_shape.count(G.clone_owner))
+                fail(RK_EINPUT, "in-place operation on a view or an input whose original is read again later is "
+                                "not supported: " + where(G.main) + " (read by " + where(H.main) + ")");
+        }
+        if (M.out_group == G.clone_owner)
+            fail(RK_EINPUT, "in-place operation on a view of the model's output: " + where(G.main));
     }
     // Live groups: ancestors of the output group.
     std::vector<char> live(ng, 0);
@@ -885,7 +1004,7 @@ struct Runtime {
     at::Tensor exec_program(int g) {
         Group &G = M.groups[g];
         at::Tensor saved_rng;
-        if (G.nondet) saved_rng = rng_get();
+        if (G.nondet) saved_rng = rng_get(M.cuda);
         std::unordered_map<const Value *, IValue> local;
         for (Node *n : G.prog) {
             Stack st;
@@ -893,8 +1012,9 @@ struct Runtime {
                 auto it = local.find(u);
                 st.push_back(it != local.end() ? it->second : materialize(u));
             }
+            if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
             auto r = M.rng_state.find(n);
-            if (r != M.rng_state.end()) rng_set(r->second);
+            if (r != M.rng_state.end()) rng_set(M.cuda, r->second);
             try {
                 run_node(M, n, st);
             } catch (const c10::Error &e) {
@@ -904,7 +1024,7 @@ struct Runtime {
         }
         at::Tensor out = local.at(G.data).toTensor();
         local.clear();
-        if (G.nondet) rng_set(saved_rng);
+        if (G.nondet) rng_set(M.cuda, saved_rng);
         return out;
     }
 
@@ -1097,16 +1217,18 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
 
 // -------------------------------------------------------------- loading
 
-struct Loaded {
-    Model M;
-};
-
 void load_model(Model &M, const rk_exec_options *o) {
     if (o->device && strcmp(o->device, "cpu") != 0) {
+        std::string d = o->device;
+        if (d.compare(0, 4, "cuda") != 0)
+            fail(RK_EINPUT, "--device " + d + ": expected cpu or cuda");
 #ifdef RK_TORCH_CUDA
-        fail(RK_EINPUT, std::string("--device ") + o->device + ": the CUDA executor is not implemented yet");
+        if (!torch::cuda::is_available())
+            fail(RK_EINPUT, "--device " + d + ": no CUDA device is available");
+        M.cuda = true;
+        M.dev = c10::Device(d == "cuda" ? std::string("cuda:0") : d);
 #else
-        fail(RK_EINPUT, std::string("--device ") + o->device + ": this build's libtorch has no CUDA (cpu only)");
+        fail(RK_EINPUT, "--device " + d + ": this build's libtorch has no CUDA (cpu only)");
 #endif
     }
     install_allocator();
@@ -1128,8 +1250,10 @@ void load_model(Model &M, const rk_exec_options *o) {
         if (!calls) break;
         torch::jit::Inline(*M.graph);
     }
+    if (M.cuda) M.module.to(M.dev);
     M.inputs = make_inputs(o);
-    rng_seed(o->seed);
+    for (auto &t : M.inputs) t = t.to(M.dev);
+    rng_seed(M.cuda, o->seed);
     analyse(M);
     build_structure(M);
     classify_blocks(M);
@@ -1158,7 +1282,7 @@ void zero_param_grads(std::vector<at::Tensor> &ps) {
 
 at::Tensor plain_forward(Model &M, uint64_t seed) {
     std::vector<IValue> args(M.inputs.begin(), M.inputs.end());
-    rng_seed(seed);
+    rng_seed(M.cuda, seed);
     IValue r = M.module.forward(args);
     if (r.isTuple() && r.toTupleRef().elements().size() == 1) r = r.toTupleRef().elements()[0];
     if (!r.isTensor()) fail(RK_EINPUT, "the model does not return one tensor");
@@ -1205,7 +1329,8 @@ void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Tensor &gr
     std::vector<at::Tensor> bufs;
     for (int d : who) {
         c10::StorageImpl *si = R.gs[d].canon.unsafeGetStorageImpl();
-        at::Tensor buf = at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte)).fill_(255);
+        at::Tensor buf =
+            at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte).device(si->device())).fill_(255);
         bufs.push_back(buf);
         saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
     }
@@ -1222,18 +1347,17 @@ void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Tensor &gr
 }
 
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
-    double t0 = now_us();
+    double t0 = now_us(); // wall clock of the whole trace
     Model M;
     load_model(M, o);
-    auto &A = TrackingAllocator::get();
+    Mem A(M);
     auto params = params_of(M);
     zero_param_grads(params);
     // Reference output of the plain module.
     at::Tensor ref;
     if (o->verify) {
         at::Tensor r = plain_forward(M, o->seed);
-        PauseTracking p;
-        ref = r.detach().clone();
+        ref = keep_copy(r);
     }
     int runs = o->measure_runs > 0 ? o->measure_runs : 3;
     const double cap_us = 0.3e6; // stop timing a node after this much time (>= 1 run)
@@ -1303,10 +1427,10 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 s.impl_refs = s.t.use_count();
                 s.storage_refs = s.t.has_storage() ? s.t.storage().use_count() : 0;
             }
-            int64_t c0 = A.cur.load();
+            int64_t c0 = A.cur();
             A.reset_peak();
             R.fwd(g);
-            int64_t c1 = A.cur.load(), pk = A.peak.load();
+            int64_t c1 = A.cur(), pk = A.peak();
             GState &S = R.gs[g];
             int64_t alloc = S.leaf.has_storage() ? (int64_t)S.leaf.storage().nbytes() : 0;
             me.phantom = std::max<int64_t>(0, c1 - c0 - alloc);
@@ -1321,9 +1445,9 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             std::vector<double> ts;
             double spent = 0;
             for (int r = 0; r < runs && (r == 0 || spent < cap_us); r++) {
-                double a = now_us();
+                double a = A.now();
                 at::Tensor x = R.exec_program(g);
-                double e = now_us() - a;
+                double e = A.now() - a;
                 ts.push_back(e);
                 spent += e;
             }
@@ -1341,10 +1465,10 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 double spentb = 0;
                 for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
                     A.reset_peak();
-                    double a = now_us();
+                    double a = A.now();
                     if (S.proxy.grad_fn()) torch::autograd::backward({S.proxy}, {gr}, true);
-                    double e = now_us() - a;
-                    int64_t b1 = A.cur.load(), bp = A.peak.load();
+                    double e = A.now() - a;
+                    int64_t b1 = A.cur(), bp = A.peak();
                     if (r == 0) me.bwd_over = bp - b1;
                     else { tb.push_back(e); spentb += e; }
                     reset();
@@ -1358,16 +1482,16 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     // The loss node: the reduction of the output (timed once, tiny).
     if (R.gs[M.out_group].ran) {
         at::Tensor outv = R.materialize(M.output).toTensor();
-        double a = now_us();
+        double a = A.now();
         at::Tensor l = outv.sum();
-        loss_time = now_us() - a;
+        loss_time = A.now() - a;
     }
     st->forward_equal = -1;
     st->max_forward_diff = 0;
     if (o->verify) { // bit-exact forward check
         at::Tensor outv = R.materialize(M.output).toTensor();
+        at::Tensor mine = keep_copy(outv);
         PauseTracking p;
-        at::Tensor mine = outv.detach();
         st->forward_equal = mine.sizes() == ref.sizes() && at::equal(mine, ref);
         st->max_forward_diff =
             mine.sizes() == ref.sizes() ? (mine.to(at::kDouble) - ref.to(at::kDouble)).abs().max().item<double>() : INFINITY;
@@ -1395,7 +1519,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     if (o->input_file) desc << " --input-file " << o->input_file;
     desc << " --seed " << o->seed;
     out->model = strdup(desc.str().c_str());
-    out->device = strdup("cpu");
+    out->device = strdup(M.cuda ? "cuda" : "cpu");
     rk_error e;
     if (rk_chain_validate(out, "traced chain", &e) != RK_OK)
         fail(RK_EFAIL, std::string("internal error: ") + e.msg);
@@ -1433,7 +1557,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     for (size_t b = 0; b < nb; b++)
         if (ch->blocks[b].cls != M.block_class[b])
             fail(RK_EINPUT, "block " + std::to_string(b) + " of the chain has another class than this model's");
-    auto &A = TrackingAllocator::get();
+    Mem A(M);
     auto params = params_of(M);
     int64_t input_bytes = 0;
     for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
@@ -1450,31 +1574,33 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
         // Plain step: module forward + autograd backward.
         zero_param_grads(params);
         {
-            int64_t base = A.cur.load();
+            int64_t base = A.cur();
             A.reset_peak();
-            double a = now_us();
+            double a = A.now();
             at::Tensor y = plain_forward(M, o->seed);
             at::Tensor l = ro->loss == RK_LOSS_MEAN ? y.mean() : y.sum();
             l.backward();
-            double e = now_us() - a;
-            int64_t pk = A.peak.load() - base + input_bytes;
+            double e = A.now() - a;
+            int64_t pk = A.peak() - base + input_bytes;
             if (it > 0) { tp.push_back(e); peak_plain = std::max(peak_plain, pk); }
             if (it == 0 && ro->check) {
                 PauseTracking p;
-                ref_out = y.detach().clone();
-                for (auto &q : params) ref_grads.push_back(q.grad().defined() ? q.grad().clone() : at::Tensor());
+                ref_out = keep_copy(y);
+                for (auto &q : params) ref_grads.push_back(keep_copy(q.grad()));
             }
         }
-        // The schedule.
+        // The schedule (on fresh inputs: the plain step may have written them).
+        {
+            auto fresh = make_inputs(o);
+            for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
+        }
         zero_param_grads(params);
         {
-            int64_t base = A.cur.load();
+            int64_t base = A.cur();
             A.reset_peak();
-            double a = now_us();
+            double a = A.now();
             {
                 Runtime R(M);
-                const rk_graph *last_cls = &ch->classes[ch->blocks[nb - 1].cls];
-                (void)last_cls;
                 for (int i = 0; i < s->n_ops; i++) {
                     const rk_op &op = s->ops[i];
                     if (op.kind == RK_OP_MARK) continue;
@@ -1493,7 +1619,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
                             loss_value = l.item<double>();
                             if (it == 0 && ro->check) {
                                 PauseTracking p;
-                                rk_out = y.detach().clone();
+                                rk_out = keep_copy(y);
                             }
                             l.backward();
                         }
@@ -1507,22 +1633,17 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
                     }
                 }
             }
-            double e = now_us() - a;
-            int64_t pk = A.peak.load() - base + input_bytes;
+            double e = A.now() - a;
+            int64_t pk = A.peak() - base + input_bytes;
             if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
             if (it == 0 && ro->check) {
                 PauseTracking p;
-                for (auto &q : params) rk_grads.push_back(q.grad().defined() ? q.grad().clone() : at::Tensor());
+                for (auto &q : params) rk_grads.push_back(keep_copy(q.grad()));
             }
         }
-        // Inputs may have been forgotten by the schedule: restore them.
-        if (o->input_file == nullptr) {
-            auto fresh = make_inputs(o);
-            for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i];
-        } else {
-            auto fresh = make_inputs(o);
-            for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i];
-        }
+        // Inputs may have been forgotten by the schedule: make them again.
+        auto fresh = make_inputs(o);
+        for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
     }
     res->measured_peak = peak_rk;
     res->baseline_peak = peak_plain;

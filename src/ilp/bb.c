@@ -276,6 +276,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         if (resolves == 0 && (depth == 0 || (c->nodes % 100) == 0 || (!c->has_inc && (c->nodes % 20) == 0))) {
             bb_heur_rounding(c);
             bb_heur_dive(c, c->n);
+            if (!c->is_sub && c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) bb_heur_rins(c);
             bb_apply_bounds(c, c->llb, c->lub);
             st = bb_solve_lp(c, 0, 0);
             if (st != RK_LP_OPTIMAL) {
@@ -429,7 +430,6 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->mm = lp->m;
     c->sense = lp->maximize ? -1.0 : 1.0;
     c->prune_min = INFINITY;
-    c->gmi_density = getenv("X_DEN") ? atof(getenv("X_DEN")) : 0.25; c->cut_rounds = getenv("X_ROUNDS") ? atoi(getenv("X_ROUNDS")) : 25; c->cut_total_mult = getenv("X_TOT") ? atoi(getenv("X_TOT")) : 1;
     if (rk_lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     int n = c->n, m = c->m;
     size_t nn = (size_t)(n ? n : 1), mn = (size_t)(m ? m : 1), big = nn > mn ? nn : mn;
@@ -499,7 +499,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
 static void bb_fill_result(bb_ctx *c, rk_milp_result *res, rk_milp_status st, double bound_min) {
     res->status = st;
     res->nodes = c->nodes;
-    res->iterations = c->lps ? rk_simplex_iterations(c->lps) : 0;
+    res->iterations = c->lp_iter_base + (c->lps ? rk_simplex_iterations(c->lps) : 0);
     res->time_s = bb_elapsed(c);
     res->n = c->n;
     if (c->has_inc) {
@@ -517,7 +517,18 @@ static void bb_fill_result(bb_ctx *c, rk_milp_result *res, rk_milp_status st, do
 
 /* ------------------------------------------------------------ solve */
 
+static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub);
+
 rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err) {
+    return bb_solve(lp, p, res, err, 0);
+}
+
+/* A sub-MIP (RINS): solved by the same search without further sub-MIPs. */
+rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err) {
+    return bb_solve(lp, p, res, err, 1);
+}
+
+static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
     rk_milp_params defp;
     if (!p) {
         rk_milp_params_default(&defp);
@@ -529,6 +540,7 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
 
     bb_ctx c;
     rk_status rs = bb_ctx_init(&c, lp, p, err);
+    c.is_sub = sub;
     if (rs != RK_OK) {
         bb_ctx_free(&c);
         return rs;
@@ -702,8 +714,11 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
         (void)cur_bound;
         bb_fill_result(&c, res, st, bound);
         if (p->verbose)
-            fprintf(stderr, "milp: %s, objective %.10g, bound %.10g, %ld nodes, %ld iterations, %.2f s\n",
-                    rk_milp_status_name(st), res->objective, res->bound, res->nodes, res->iterations, res->time_s);
+            fprintf(stderr,
+                    "milp: %s, objective %.10g, bound %.10g, %ld nodes, %ld iterations (%ld strong branching, %ld "
+                    "diving), %.2f s\n",
+                    rk_milp_status_name(st), res->objective, res->bound, res->nodes, res->iterations, c.it_sb,
+                    c.it_dive, res->time_s);
     }
     bb_ctx_free(&c);
     return RK_OK;

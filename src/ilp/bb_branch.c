@@ -12,9 +12,10 @@
 
 #include "bb_internal.h"
 
-#define BB_RELIABLE (getenv("X_REL") ? atoi(getenv("X_REL")) : 4)
-#define BB_SB_MAX_CANDS (getenv("X_SBC") ? atoi(getenv("X_SBC")) : 10)
+#define BB_RELIABLE 4
+#define BB_SB_MAX_CANDS 10
 #define BB_SB_LOOKAHEAD 4
+#define BB_SB_ITER_CAP (getenv("X_CAP") ? atol(getenv("X_CAP")) : 500)
 
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac) {
     if (frac < 1e-9 || !isfinite(delta_z)) return;
@@ -54,7 +55,9 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     rk_simplex_set_col_bounds(c->lps, j, nlb, nub);
     c->slb[j] = nlb;
     c->sub[j] = nub;
+    long it0 = rk_simplex_iterations(c->lps);
     rk_lp_status st = bb_solve_lp(c, iters, 1);
+    c->it_sb += rk_simplex_iterations(c->lps) - it0;
     int inf = 0;
     *exact = 0;
     if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) inf = 1;
@@ -69,7 +72,16 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     rk_simplex_set_col_bounds(c->lps, j, olb, oub);
     c->slb[j] = olb;
     c->sub[j] = oub;
-    rk_simplex_set_basis(c->lps, saved);
+    /* back to the node's optimum: a few dual simplex iterations from the
+     * child's basis keep the factorization; reinstall the saved basis (a
+     * refactorization) only when that fails */
+    int back = 0;
+    if (getenv("X_RESOLVE")) {
+        long it1 = rk_simplex_iterations(c->lps);
+        back = bb_solve_lp(c, iters, 0) == RK_LP_OPTIMAL;
+        c->it_sb += rk_simplex_iterations(c->lps) - it1;
+    }
+    if (!back) rk_simplex_set_basis(c->lps, saved);
     return inf;
 }
 
@@ -108,7 +120,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
     int have_basis = 0;
     int max_cands = depth < 10 ? BB_SB_MAX_CANDS : BB_SB_MAX_CANDS / 2;
     long it_limit = 20 + 2 * (long)c->m;
-    if (it_limit > 500) it_limit = 500;
+    if (it_limit > BB_SB_ITER_CAP) it_limit = BB_SB_ITER_CAP;
     for (int k = 0; k < nc; k++) {
         int j = cand[k].col;
         double f = c->x[j] - floor(c->x[j]);

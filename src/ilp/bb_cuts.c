@@ -21,7 +21,7 @@
 #include "bb_internal.h"
 #include "lu.h"
 
-#define CUT_MAX_ROUNDS c->cut_rounds
+#define CUT_MAX_ROUNDS 25
 #define CUT_MIN_F0 0.005
 #define CUT_MAX_DYN 1e7
 #define CUT_MAX_DENSITY 0.25
@@ -321,7 +321,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             cnt++;
         }
         if (!ok || cnt == 0 || amax / amin > CUT_MAX_DYN) continue;
-        if (cnt > c->gmi_density * n + 10) continue; /* dense cuts slow every LU */
+        if (cnt > CUT_MAX_DENSITY * n + 10) continue; /* dense cuts slow every LU */
         /* violation at the current point */
         double lhs = 0, norm = 0;
         for (int q = 0; q < cnt; q++) {
@@ -876,6 +876,7 @@ static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
         rk_lp_status st = bb_solve_lp(c, 0, 0);
         if (st == RK_LP_OPTIMAL) {
             bb_read_lp(c);
+            c->lp_iter_base += rk_simplex_iterations(old);
             rk_simplex_free(old);
         } else {
             c->lps = old; /* keep the full LP */
@@ -893,7 +894,7 @@ int bb_root_cuts(bb_ctx *c) {
     int total = 0;
     double z0 = c->z;
     double last = c->z;
-    int max_total = c->cut_total_mult * c->m + 50;
+    int max_total = c->m + 50;
     int stall = 0;
     for (int round = 0; round < CUT_MAX_ROUNDS && total < max_total; round++) {
         if (bb_time_up(c)) break;

@@ -1,8 +1,9 @@
 /* bb_heur.c — owns incumbents of branch-and-bound: the feasibility check of
  * a candidate solution (bounds and every row), accepting a better one, and
  * the primal heuristics that find them early: simple rounding (using the
- * rows' locks) and LP diving (fix the least fractional variable in its
- * cheaper direction, propagate, re-solve, repeat). */
+ * rows' locks), LP diving (fix the least fractional variable in its cheaper
+ * direction, propagate, re-solve, repeat), and RINS (a sub-MILP where the
+ * columns on which the node LP and the incumbent agree are fixed). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,9 +205,50 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
         bb_read_lp(c);
         if (c->has_inc && c->z >= bb_cutoff(c)) break;
     }
+    c->it_dive += rk_simplex_iterations(c->lps) - it0;
     bb_apply_bounds(c, c->llb, c->lub);
     rk_simplex_set_basis(c->lps, &saved);
     rk_basis_free(&saved);
     free(dlb);
     free(dub);
+}
+
+void bb_heur_rins(bb_ctx *c) {
+    int n = c->n, m = c->m, nfix = 0;
+    const rk_lp *lp = c->lp;
+    for (int j = 0; j < n; j++)
+        if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) nfix++;
+    if (nfix < 0.3 * c->n_int || nfix == c->n_int) return;
+    rk_lp *sub = rk_lp_new();
+    int ok = sub != NULL;
+    for (int j = 0; ok && j < n; j++) {
+        double lb = c->glb[j], ub = c->gub[j];
+        if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) lb = ub = c->inc_x[j];
+        ok = rk_lp_add_col(sub, NULL, lp->obj[j], lb, ub, lp->is_int[j]) == j;
+    }
+    for (int i = 0; ok && i < m; i++) ok = rk_lp_add_row(sub, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
+    for (int i = 0; ok && i < m; i++)
+        ok = rk_lp_add_row_coefs(sub, i, (int)(c->row_start[i + 1] - c->row_start[i]), c->row_idx + c->row_start[i],
+                                 c->row_val + c->row_start[i]) == RK_OK;
+    if (ok) {
+        rk_lp_set_maximize(sub, lp->maximize);
+        rk_lp_set_obj_const(sub, lp->obj_const);
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        p.node_limit = 500;
+        p.gap = c->par->gap;
+        if (c->par->time_limit > 0) {
+            p.time_limit = c->par->time_limit - bb_elapsed(c);
+            if (p.time_limit <= 0.01) ok = 0;
+        }
+        p.incumbent = c->inc_x;
+        rk_milp_result r;
+        rk_error e;
+        if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
+            c->lp_iter_base += r.iterations;
+            if (r.has_solution && r.x) bb_offer_solution(c, r.x, "RINS");
+            rk_milp_result_free(&r);
+        }
+    }
+    rk_lp_free(sub);
 }

@@ -78,11 +78,12 @@ typedef struct bb_ctx {
     long next_id;
     long nodes;
     long lp_iter_base;
+    long it_sb, it_dive;  /* simplex iterations in strong branching / diving (log) */
     double t0;
     int stopped;          /* a limit was hit */
     double root_z;
-    double prune_min;
-    double gmi_density; int cut_rounds; int cut_total_mult; /* EXPERIMENT */     /* lowest bound of a node pruned by bound */
+    double prune_min;     /* lowest bound of a node pruned by bound */
+    int is_sub;           /* this is a sub-MIP of a heuristic: no sub-MIPs */
     /* scratch */
     double *tmp_x;
     int *tmp_i;
@@ -129,6 +130,10 @@ int bb_polish_solution(bb_ctx *c, const double *x);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);
+/* RINS: fix the integer columns where the node LP and the incumbent agree
+ * and solve the rest as a small MILP with a node limit. */
+void bb_heur_rins(bb_ctx *c);
+rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 
 /* branching: pick a fractional column; returns column, or -1 when the node
  * can be pruned (strong branching proved both children infeasible), or -2

@@ -40,7 +40,13 @@ struct rk_lu {
     long *UCstart;
     int *UCidx;
     double *UCval;
-    double *work;
+    double *work, *work2;
+    /* hypersparse FTRAN: hw and hmark are all zero between calls */
+    int *rrank;                   /* row -> pivot */
+    double *hw;
+    char *hmark;
+    int *hlist, *hstack, *hpost;
+    long *hptr;
     /* eta file */
     int neta, eta_cap_n;
     int *eta_p;
@@ -73,7 +79,8 @@ void rk_lu_free(rk_lu *lu) {
     free(lu->Lstart); free(lu->Lidx); free(lu->Lval); free(lu->Lnz);
     free(lu->Ustart); free(lu->Uidx); free(lu->Uval);
     free(lu->UCstart); free(lu->UCidx); free(lu->UCval);
-    free(lu->work);
+    free(lu->work); free(lu->work2);
+    free(lu->rrank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
     free(lu->eta_p); free(lu->eta_piv); free(lu->eta_start); free(lu->eta_idx); free(lu->eta_val);
     free(lu);
 }
@@ -92,7 +99,11 @@ static int ensure_m(rk_lu *lu, int m) {
     REALLOC(lu->rdone, cap); REALLOC(lu->cdone, cap); REALLOC(lu->stamp, cap); REALLOC(lu->pmark, cap); REALLOC(lu->rwork, cap);
     REALLOC(lu->prow, cap); REALLOC(lu->pcol, cap); REALLOC(lu->diag, cap);
     REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Lnz, cap); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
-    REALLOC(lu->work, cap);
+    REALLOC(lu->work, cap); REALLOC(lu->work2, cap);
+    REALLOC(lu->rrank, cap); REALLOC(lu->hw, cap); REALLOC(lu->hmark, cap);
+    REALLOC(lu->hlist, cap); REALLOC(lu->hstack, cap); REALLOC(lu->hpost, cap); REALLOC(lu->hptr, cap);
+    memset(lu->hw, 0, (size_t)cap * sizeof *lu->hw);
+    memset(lu->hmark, 0, (size_t)cap);
     for (int i = old; i < cap; i++) {
         lu->rcol[i] = NULL; lu->rval[i] = NULL; lu->crow[i] = NULL;
         lu->rcap[i] = 0; lu->ccap[i] = 0;
@@ -179,22 +190,65 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         lu->rdone[i] = 0; lu->cdone[i] = 0;
         lu->stamp[i] = -1; lu->pmark[i] = 0; lu->rwork[i] = 0.0;
     }
-    for (int c = 0; c < m; c++)
+    /* Pre-pass: columns with a single entry (slacks, mostly) are pivoted
+     * first without entering the active matrix; their rows' entries in the
+     * other columns become their U rows. */
+    int k = 0;
+    long nL = 0, nU = 0;
+    for (int c = 0; c < m; c++) {
+        if (start[c + 1] - start[c] != 1) continue;
+        int i = idx[start[c]];
+        double v = val[start[c]];
+        if (lu->rdone[i] || !(fabs(v) > LU_ABSTOL)) continue;
+        lu->prow[k] = i;
+        lu->pcol[k] = c;
+        lu->diag[k] = v;
+        lu->rdone[i] = 1;
+        lu->cdone[c] = 1;
+        lu->stamp[i] = k;
+        k++;
+    }
+    int npre = k;
+    for (int t = 0; t <= npre; t++) lu->Ustart[t] = 0;
+    for (int c = 0; c < m; c++) {
+        if (lu->cdone[c]) continue;
+        for (long p = start[c]; p < start[c + 1]; p++)
+            if (val[p] != 0.0 && lu->rdone[idx[p]]) lu->Ustart[lu->stamp[idx[p]] + 1]++;
+    }
+    for (int t = 0; t < npre; t++) lu->Ustart[t + 1] += lu->Ustart[t];
+    nU = lu->Ustart[npre];
+    if (nU > lu->Ucap) {
+        long cap = lu->Ucap ? 2 * lu->Ucap : 1024;
+        while (cap < nU) cap *= 2;
+        REALLOC(lu->Uidx, cap); REALLOC(lu->Uval, cap);
+        lu->Ucap = cap;
+    }
+    for (int t = 0; t < npre; t++) { lu->Lstart[t] = lu->Ustart[t]; } /* cursors */
+    for (int c = 0; c < m; c++) {
+        if (lu->cdone[c]) continue;
         for (long p = start[c]; p < start[c + 1]; p++) {
             if (val[p] == 0.0) continue;
-            if (row_push(lu, idx[p], c, val[p]) || col_push(lu, c, idx[p])) return -1;
+            int i = idx[p];
+            if (lu->rdone[i]) {
+                long d = lu->Lstart[lu->stamp[i]]++;
+                lu->Uidx[d] = c;
+                lu->Uval[d] = val[p];
+            } else if (row_push(lu, i, c, val[p]) || col_push(lu, c, i)) {
+                return -1;
+            }
         }
-    for (int k = 0; k <= m + 1; k++) { lu->rhead[k] = -1; lu->chead[k] = -1; }
-    for (int i = m - 1; i >= 0; i--) bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
+    }
+    for (int t = 0; t < npre; t++) { lu->Lstart[t] = 0; lu->stamp[lu->prow[t]] = -1; }
+    for (int kk = 0; kk <= m + 1; kk++) { lu->rhead[kk] = -1; lu->chead[kk] = -1; }
+    for (int i = m - 1; i >= 0; i--)
+        if (!lu->rdone[i]) bk_insert(lu->rhead, lu->rnext, lu->rprev, i, lu->rlen[i]);
     for (int c = m - 1; c >= 0; c--) {
         lu->ccnt[c] = lu->clen[c];
-        bk_insert(lu->chead, lu->cnext, lu->cprev, c, lu->ccnt[c]);
+        if (!lu->cdone[c]) bk_insert(lu->chead, lu->cnext, lu->cprev, c, lu->ccnt[c]);
     }
 
-    long nL = 0, nU = 0;
     int nbad = 0;
-    int ncols_left = m;
-    int k = 0;
+    int ncols_left = m - npre;
     while (ncols_left > 0) {
         int pr = -1, pc = -1;
         /* empty columns are singular */
@@ -357,6 +411,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         rowrank[lu->prow[kk]] = kk;
         colrank[lu->pcol[kk]] = kk;
     }
+    for (int i = 0; i < m; i++) lu->rrank[i] = rowrank[i];
     for (long p = 0; p < nL; p++) lu->Lidx[p] = rowrank[lu->Lidx[p]];
     for (long p = 0; p < nU; p++) lu->Uidx[p] = colrank[lu->Uidx[p]];
     /* column-wise copy of U by pivot: column k holds (pivot l < k, value) */
@@ -389,8 +444,103 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
     return 0;
 }
 
+/* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
+ * depth-first search for the reach in U, solve in topological order).
+ * Returns 0 if x is too dense for it (x untouched). */
+static int ftran_lu_sparse(rk_lu *lu, double *x) {
+    int m = lu->m;
+    int nz = 0, lim = m / 20 + 1;
+    int *list = lu->hlist;
+    for (int i = 0; i < m; i++)
+        if (x[i] != 0.0) {
+            if (nz >= lim) return 0;
+            list[nz++] = i;
+        }
+    double *w = lu->hw;
+    char *mk = lu->hmark;
+    for (int t = 0; t < nz; t++) {
+        int i = list[t], k = lu->rrank[i];
+        w[k] = x[i];
+        x[i] = 0.0;
+        list[t] = k;
+        mk[k] = 1;
+    }
+    /* L (the etas of L are few: loop over them) */
+    for (int t = 0; t < lu->nLnz; t++) {
+        int k = lu->Lnz[t];
+        double v = w[k];
+        if (v == 0.0) continue;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) {
+            int l = lu->Lidx[p];
+            if (!mk[l]) { mk[l] = 1; list[nz++] = l; }
+            w[l] -= lu->Lval[p] * v;
+        }
+    }
+    /* reach of the nonzeros in the graph k -> rows of U column k */
+    for (int t = 0; t < nz; t++) mk[list[t]] = 0;
+    int npost = 0;
+    int *st = lu->hstack, *post = lu->hpost;
+    long *ptr = lu->hptr;
+    for (int t = 0; t < nz; t++) {
+        int k0 = list[t];
+        if (mk[k0]) continue;
+        int top = 0;
+        st[top] = k0;
+        ptr[top] = lu->UCstart[k0];
+        mk[k0] = 1;
+        top++;
+        while (top > 0) {
+            int k = st[top - 1];
+            if (ptr[top - 1] < lu->UCstart[k + 1]) {
+                int l = lu->UCidx[ptr[top - 1]++];
+                if (!mk[l]) {
+                    mk[l] = 1;
+                    st[top] = l;
+                    ptr[top] = lu->UCstart[l];
+                    top++;
+                }
+            } else {
+                post[npost++] = k;
+                top--;
+            }
+        }
+    }
+    /* solve in reverse post-order, scatter, restore the zero invariant */
+    for (int t = npost - 1; t >= 0; t--) {
+        int k = post[t];
+        double v = w[k];
+        if (v == 0.0) continue;
+        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
+        v /= lu->diag[k];
+        w[k] = v;
+        for (long p = lu->UCstart[k]; p < lu->UCstart[k + 1]; p++) w[lu->UCidx[p]] -= lu->UCval[p] * v;
+    }
+    for (int t = 0; t < npost; t++) {
+        int k = post[t];
+        x[lu->pcol[k]] = w[k];
+        w[k] = 0.0;
+        mk[k] = 0;
+    }
+    return 1;
+}
+
+static void ftran_etas(rk_lu *lu, double *x) {
+    for (int e = 0; e < lu->neta; e++) {
+        int p = lu->eta_p[e];
+        double v = x[p];
+        if (v == 0.0) continue;
+        v /= lu->eta_piv[e];
+        x[p] = v;
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) x[lu->eta_idx[q]] -= lu->eta_val[q] * v;
+    }
+}
+
 void rk_lu_ftran(rk_lu *lu, double *x) {
     int m = lu->m;
+    if (ftran_lu_sparse(lu, x)) {
+        ftran_etas(lu, x);
+        return;
+    }
     double *w = lu->work;
     for (int k = 0; k < m; k++) w[k] = x[lu->prow[k]];
     /* L */
@@ -418,6 +568,65 @@ void rk_lu_ftran(rk_lu *lu, double *x) {
         v /= lu->eta_piv[e];
         x[p] = v;
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) x[lu->eta_idx[q]] -= lu->eta_val[q] * v;
+    }
+}
+
+void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
+    int m = lu->m;
+    if (ftran_lu_sparse(lu, x)) {
+        ftran_etas(lu, x);
+        rk_lu_ftran(lu, x2);
+        return;
+    }
+    if (ftran_lu_sparse(lu, x2)) {
+        ftran_etas(lu, x2);
+        rk_lu_ftran(lu, x);
+        return;
+    }
+    double *w = lu->work, *w2 = lu->work2;
+    for (int k = 0; k < m; k++) {
+        w[k] = x[lu->prow[k]];
+        w2[k] = x2[lu->prow[k]];
+    }
+    for (int t = 0; t < lu->nLnz; t++) {
+        int k = lu->Lnz[t];
+        double v = w[k], v2 = w2[k];
+        if (v == 0.0 && v2 == 0.0) continue;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) {
+            w[lu->Lidx[p]] -= lu->Lval[p] * v;
+            w2[lu->Lidx[p]] -= lu->Lval[p] * v2;
+        }
+    }
+    for (int k = m - 1; k >= 0; k--) {
+        double v = w[k], v2 = w2[k];
+        if (v == 0.0 && v2 == 0.0) continue;
+        if (fabs(v) < 1e-14) v = 0.0;
+        if (fabs(v2) < 1e-14) v2 = 0.0;
+        v /= lu->diag[k];
+        v2 /= lu->diag[k];
+        w[k] = v;
+        w2[k] = v2;
+        for (long p = lu->UCstart[k]; p < lu->UCstart[k + 1]; p++) {
+            w[lu->UCidx[p]] -= lu->UCval[p] * v;
+            w2[lu->UCidx[p]] -= lu->UCval[p] * v2;
+        }
+    }
+    for (int k = 0; k < m; k++) {
+        x[lu->pcol[k]] = w[k];
+        x2[lu->pcol[k]] = w2[k];
+    }
+    for (int e = 0; e < lu->neta; e++) {
+        int p = lu->eta_p[e];
+        double v = x[p], v2 = x2[p];
+        if (v == 0.0 && v2 == 0.0) continue;
+        v /= lu->eta_piv[e];
+        v2 /= lu->eta_piv[e];
+        x[p] = v;
+        x2[p] = v2;
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) {
+            x[lu->eta_idx[q]] -= lu->eta_val[q] * v;
+            x2[lu->eta_idx[q]] -= lu->eta_val[q] * v2;
+        }
     }
 }
 

@@ -25,6 +25,8 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
 /* In place: x (size m) is b indexed by row on entry, z indexed by position
  * on return. */
 void rk_lu_ftran(rk_lu *lu, double *x);
+/* Two FTRANs at once (x and x2, same conventions as rk_lu_ftran). */
+void rk_lu_ftran2(rk_lu *lu, double *x, double *x2);
 /* In place: x is e indexed by position on entry, y indexed by row on return. */
 void rk_lu_btran(rk_lu *lu, double *x);
 

@@ -60,7 +60,6 @@ struct rk_simplex {
     int *alist, alen;         /* nonbasic j with arow[j] set (arow is 0 elsewhere) */
     char *amark;
     int *cand, *bad_pos, *bad_row;
-    double *cand_r;
     long iters;
     int perturbed;            /* cost perturbation active (no cutoff) */
     int shifted;              /* small cost shifts from the ratio test */
@@ -290,10 +289,6 @@ static double max_primal_infeasibility(const rk_simplex *s) {
  * them dual feasible */
 static void perturb_costs(rk_simplex *s) {
     int n = s->n;
-    double cmax = 0.0;
-    for (int j = 0; j < n; j++) cmax = fmax(cmax, fabs(s->c[j]));
-    double base = 5e-7 * (cmax < 1.0 ? 1.0 : (cmax > 1e3 ? 1e3 : cmax));
-    (void)base;
     for (int j = 0; j < n; j++) {
         if (s->vst[j] == VS_BASIC || s->lb[j] == s->ub[j]) continue;
         double xi = (1e-7 + 5e-7 * fabs(s->c[j])) * (1.0 + rnd01(s));
@@ -323,9 +318,9 @@ static void basis_change(rk_simplex *s, int r, int q, int leave_status) {
     if (rc != 0) s->need_refactor = 1;
 }
 
-static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
+static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fresh0) {
     int m = s->m;
-    int fresh = 0, x_fresh = 0, degenerate_run = 0;
+    int fresh = 0, x_fresh = x_fresh0, degenerate_run = 0;
     for (;;) {
         if (s->need_refactor || !s->lu_ok) {
             if (refactor(s)) return LOOP_ERROR;
@@ -445,10 +440,11 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
             return LOOP_INFEASIBLE;
         }
         /* FTRAN entering column */
-        double *alpha = s->alpha;
+        double *alpha = s->alpha, *tau = s->tau;
         for (int i = 0; i < m; i++) alpha[i] = 0.0;
         col_axpy(s, q, 1.0, alpha);
-        rk_lu_ftran(s->lu, alpha);
+        memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
+        rk_lu_ftran2(s->lu, alpha, tau);
         double arq = alpha[r];
         if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
             if (!fresh) { s->need_refactor = 1; continue; }
@@ -483,10 +479,6 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
             rk_lu_ftran(s->lu, tt);
             for (int p = 0; p < m; p++) s->x[s->head[p]] -= tt[p];
         }
-        /* DSE: tau = B^-1 rho */
-        double *tau = s->tau;
-        memcpy(tau, rho, (size_t)m * sizeof *tau);
-        rk_lu_ftran(s->lu, tau);
         /* primal step */
         double thp = (s->x[jr] - bound) / arq;
         for (int p = 0; p < m; p++)
@@ -498,7 +490,8 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb) {
             if (p == r || alpha[p] == 0.0) continue;
             double ratio = alpha[p] / arq;
             double w = s->dse[p] - 2.0 * ratio * tau[p] + ratio * ratio * wr;
-            s->dse[p] = fmax(w, 1e-6 + ratio * ratio);
+            double lo = 1e-6 + ratio * ratio;
+            s->dse[p] = w > lo ? w : lo;
         }
         s->dse[r] = fmax(wr / (arq * arq), 1e-6);
         s->d[jr] = -t;
@@ -690,7 +683,7 @@ static int dual_phase1(rk_simplex *s) {
         if (s->vst[j] == VS_UB && s->lb[j] == s->ub[j]) s->vst[j] = VS_LB;
     }
     compute_primal(s);
-    int rc = dual_loop(s, INFINITY, 0);
+    int rc = dual_loop(s, INFINITY, 0, 1);
     memcpy(s->lb, slb, (size_t)N * sizeof *slb);
     memcpy(s->ub, sub, (size_t)N * sizeof *sub);
     free(slb);
@@ -724,7 +717,7 @@ static int alloc_arrays(rk_simplex *s, int n, int m) {
 #define AL(p, k) do { void *q_ = realloc((p), (k) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
     AL(s->c, Nz); AL(s->cw, Nz); AL(s->lb, Nz); AL(s->ub, Nz);
     AL(s->bpos, Nz); AL(s->vst, Nz); AL(s->x, Nz); AL(s->d, Nz); AL(s->dvx, Nz); AL(s->arow, Nz);
-    AL(s->cand, Nz); AL(s->cand_r, Nz); AL(s->alist, Nz); AL(s->amark, Nz);
+    AL(s->cand, Nz); AL(s->alist, Nz); AL(s->amark, Nz);
     AL(s->head, mz); AL(s->y, mz); AL(s->dse, mz); AL(s->rho, mz); AL(s->alpha, mz); AL(s->tau, mz);
     AL(s->tmp, mz); AL(s->rs, mz);
     AL(s->bad_pos, Nz); AL(s->bad_row, Nz);
@@ -868,7 +861,7 @@ void rk_simplex_free(rk_simplex *s) {
     free(s->head); free(s->bpos); free(s->vst); free(s->x); free(s->d); free(s->y);
     free(s->dse); free(s->dvx);
     free(s->rho); free(s->alpha); free(s->tau); free(s->tmp); free(s->arow);
-    free(s->cand); free(s->cand_r); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
+    free(s->cand); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
     rk_lu_free(s->lu);
     free(s);
 }
@@ -937,7 +930,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
                 nflip = flip_to_dual_feasible(s);
                 if (nflip) compute_primal(s);
                 if (cold && attempt == 0 && s->m > 0) perturb_costs(s);
-                rc = dual_loop(s, o->cutoff, 1);
+                rc = dual_loop(s, o->cutoff, 1, 1);
             } else if (max_primal_infeasibility(s) <= PTOL) {
                 rc = primal_loop(s);
             } else {
@@ -960,8 +953,8 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
                 }
             }
             if (rc == LOOP_CUTOFF) break;
-            /* verify: recompute primal and dual values from the factors */
-            compute_primal(s);
+            /* verify: the loops end with primal values recomputed from the
+             * factors; recompute the duals too */
             compute_duals(s);
             if (max_primal_infeasibility(s) <= 10 * PTOL && count_dual_infeasible(s) == 0) break;
             if (s->verbose) fprintf(stderr, "simplex: verification failed, continuing\n");
@@ -1039,7 +1032,10 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
         rk_lu_ftran(s->lu, alpha);
         double amax = 0.0, best = 0.0;
         int bt = -1;
-        for (int i = 0; i < s->m; i++) amax = fmax(amax, fabs(alpha[i]));
+        for (int i = 0; i < s->m; i++) {
+            double v = fabs(alpha[i]);
+            if (v > amax) amax = v;
+        }
         for (int t = 0; t < nout; t++) {
             if (lpos[t] < 0) continue;
             double v = fabs(alpha[lpos[t]]);

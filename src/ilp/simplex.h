@@ -47,7 +47,10 @@ int rk_simplex_num_rows(const rk_simplex *s);
 void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub);
 void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub);
 
-/* Solve from the current basis: dual simplex when the basis is dual feasible
+/* Tolerances (on the scaled problem): primal and dual feasibility 1e-7,
+ * pivots 1e-7; the basis is refactored every 100 updates at most.
+ *
+ * Solve from the current basis: dual simplex when the basis is dual feasible
  * (e.g. after bound changes), primal simplex when it is primal feasible,
  * otherwise a dual phase 1 first.  The first solve starts from the slack
  * basis.  o may be NULL (defaults). */
@@ -70,7 +73,9 @@ typedef struct {
 } rk_basis;
 
 rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b); /* allocates */
-/* Install a basis (must have m basic entries; otherwise RK_EINPUT). */
+/* Install a basis (must have m basic entries; otherwise RK_EINPUT).  When
+ * it differs from the current one in few columns it is reached by LU
+ * updates (no refactorization); the next solve is a warm start from it. */
 rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b);
 void rk_basis_free(rk_basis *b);
 

@@ -172,7 +172,8 @@ class TestGPT2(ExecBase):
 
     def test_loss_mean(self):
         rks, _ = solve(self.r1, "recompute-all", 10**12)
-        p = run("run", self.m1, rks, "--chain", self.r1, *self.i1, "--check", "--json", "--loss", "mean",
+        # No --input: the inputs, input file and seed recorded in the chain are used.
+        p = run("run", self.m1, rks, "--chain", self.r1, "--check", "--json", "--loss", "mean",
                 "--iters", "1", check=0)
         self.assertTrue(json.loads(p.stdout)["grads_equal"])
 
@@ -224,6 +225,54 @@ class TestResNet(ExecBase):
             rks, _ = solve(self.r, "rockmate", budget)
             if rks:
                 self.check_run(self.m, self.i, self.r, rks, budget)
+
+
+class TestInplace(ExecBase):
+    """In-place ops on an input and on a view run on a copy; on a view whose
+    original is read later they are refused."""
+
+    def test_inplace_on_input_and_view(self):
+        import torch
+        F = torch.nn.functional
+
+        class A(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                x = F.relu(x, inplace=True)
+                v = self.l(x).view(-1)
+                v = F.dropout(v, 0.3, True, True)
+                return v.view(3, 8) * 2
+
+        path = os.path.join(TMP, "inplace.pt")
+        torch.jit.trace(A().double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
+        rkg = os.path.join(TMP, "inplace.rkg")
+        p = run("trace", path, "--input", "3x8:float64", "-o", rkg, "--verify", "--json", "--quiet", check=0)
+        self.assertTrue(json.loads(p.stdout)["forward_equal"])
+        for algo in ("none", "recompute-all"):
+            rks, _ = solve(rkg, algo, 10**12)
+            self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
+
+    def test_inplace_on_view_read_later_refused(self):
+        import torch
+
+        class B(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.l(x)
+                h[:, :4].relu_()
+                return h * 3
+
+        path = os.path.join(TMP, "inplace_b.pt")
+        torch.jit.trace(B().train(), (torch.randn(3, 8),), check_trace=False).save(path)
+        p = run("trace", path, "--input", "3x8:float32", "-o", os.path.join(TMP, "b.rkg"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("aten::relu_", p.stderr)
 
 
 class TestBadInput(unittest.TestCase):

@@ -494,6 +494,38 @@ START_TEST(test_netlib_engine) {
 }
 END_TEST
 
+START_TEST(test_limits_and_resume) {
+    rk_lp *lp = read_netlib("degen2");
+    rk_error err;
+    rk_simplex *s = rk_simplex_new(lp, &err);
+    rk_simplex_opts o;
+    rk_simplex_opts_default(&o);
+    o.iter_limit = 10;
+    ck_assert_int_eq(rk_simplex_solve(s, &o), RK_LP_ITER_LIMIT);
+    ck_assert_int_le(rk_simplex_iterations(s), 12);
+    o.iter_limit = 0;
+    o.time_limit = 1e-9;
+    rk_lp_status st = rk_simplex_solve(s, &o);
+    ck_assert(st == RK_LP_TIME_LIMIT || st == RK_LP_OPTIMAL);
+    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_double_le(rel_err(rk_simplex_objective(s), -1435.178), 1e-6);
+    double *d = malloc((size_t)lp->n * sizeof *d);
+    rk_simplex_get_reduced_costs(s, d);
+    /* reduced costs of a minimization optimum: >= 0 at lower, <= 0 at upper */
+    rk_basis b;
+    ck_assert_int_eq(rk_simplex_get_basis(s, &b), RK_OK);
+    for (int j = 0; j < lp->n; j++) {
+        if (b.col[j] == 1 && lp->col_lb[j] < lp->col_ub[j]) ck_assert_double_ge(d[j], -1e-6);
+        if (b.col[j] == 2 && lp->col_lb[j] < lp->col_ub[j]) ck_assert_double_le(d[j], 1e-6);
+        if (b.col[j] == 0) ck_assert_double_eq(d[j], 0.0);
+    }
+    rk_basis_free(&b);
+    free(d);
+    rk_simplex_free(s);
+    rk_lp_free(lp);
+}
+END_TEST
+
 static Suite *lp_suite(void) {
     Suite *s = suite_create("lp");
     TCase *tc = tcase_create("builder");
@@ -511,6 +543,7 @@ static Suite *lp_suite(void) {
     tcase_add_test(tc, test_warm_start);
     tcase_add_test(tc, test_basis_roundtrip_and_cutoff);
     tcase_add_test(tc, test_add_rows);
+    tcase_add_test(tc, test_limits_and_resume);
     suite_add_tcase(s, tc);
     tc = tcase_create("netlib");
     tcase_set_timeout(tc, 300);

@@ -4,12 +4,16 @@
  * feasible row by row (1e-6) and integral; infeasible / unbounded / maximize
  * toy problems; an incumbent handed in is used (and an infeasible one
  * ignored); node and time limits return the best solution with a valid
- * bound; 1 and 2 threads give identical results. */
+ * bound; 1 and 2 threads give identical results, and so do solves run from
+ * several OpenMP threads at once; `rkmate milp` (JSON, solution file, exit
+ * codes) when meson gives the binary in $RKMATE. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "lp_internal.h"
 #include "rk_milp.h"
@@ -334,6 +338,80 @@ START_TEST(test_reentrant_parallel) {
 }
 END_TEST
 
+/* ------------------------------------------------------------ rkmate milp */
+
+static int run_cmd(const char *cmd, char *out, size_t cap) {
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t len = fread(out, 1, cap - 1, f);
+    out[len] = 0;
+    int st = pclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_cli) {
+    const char *bin = getenv("RKMATE");
+    if (!bin) return; /* only under meson */
+    char cmd[4096], out[8192], sol[512];
+    snprintf(sol, sizeof sol, "%s/rk_test_milp_%ld.sol", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --json --quiet -o '%s' --threads 2", bin,
+             testdata(), sol);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"status\": \"optimal\"") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"objective\": 3089") != NULL, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"bound\": "));
+    ck_assert_ptr_nonnull(strstr(out, "\"nodes\": "));
+    ck_assert_ptr_nonnull(strstr(out, "\"iterations\": "));
+    ck_assert_ptr_nonnull(strstr(out, "\"time_s\": "));
+    /* the solution file: one "name value" line per column, feasible */
+    rk_lp *lp = read_miplib("p0033");
+    FILE *f = fopen(sol, "r");
+    ck_assert_ptr_nonnull(f);
+    double *x = calloc((size_t)lp->n, sizeof *x);
+    char name[256];
+    double v;
+    int k = 0;
+    while (fscanf(f, "%255s %lf", name, &v) == 2) {
+        ck_assert_int_lt(k, lp->n);
+        ck_assert_str_eq(name, lp->col_name[k]);
+        x[k++] = v;
+    }
+    fclose(f);
+    ck_assert_int_eq(k, lp->n);
+    ck_assert_double_le(max_violation(lp, x), 1e-6);
+    ck_assert_double_eq_tol(objective_of(lp, x), 3089, 1e-6);
+    free(x);
+    rk_lp_free(lp);
+    unlink(sol);
+    /* LP relaxation, text output */
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --lp --quiet", bin, testdata());
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "status      optimal"));
+    /* infeasible toy: exit 3 */
+    char toy[512];
+    snprintf(toy, sizeof toy, "%s/rk_test_milp_%ld.mps", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    f = fopen(toy, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("NAME t\nROWS\n N o\n E r\nCOLUMNS\n M 'MARKER' 'INTORG'\n x o 1 r 2\n y o 1 r 2\n M 'MARKER' 'INTEND'\n"
+          "RHS\n R r 3\nBOUNDS\n UP B x 5\n UP B y 5\nENDATA\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s' --json --quiet", bin, toy);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
+    ck_assert_ptr_nonnull(strstr(out, "\"status\": \"infeasible\""));
+    /* never over the input; bad values and files: exit 2 */
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s' -o '%s' --quiet 2>&1", bin, toy, toy);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "input"));
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s' --gap nope 2>&1", bin, toy);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--gap"));
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/mps_bad/05_bad_number.mps' 2>&1", bin, testdata());
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "line 7"));
+    unlink(toy);
+}
+END_TEST
+
 START_TEST(test_status_names) {
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_OPTIMAL), "optimal");
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_INFEASIBLE), "infeasible");
@@ -357,6 +435,7 @@ int main(void) {
     tcase_add_test(toys, test_node_limit_bound);
     tcase_add_test(toys, test_threads_identical);
     tcase_add_test(toys, test_reentrant_parallel);
+    tcase_add_test(toys, test_cli);
     suite_add_tcase(s, toys);
     TCase *mip = tcase_create("miplib3");
     tcase_set_timeout(mip, 600);

@@ -245,6 +245,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         int lev = 0;
         for (int c = 0; c < a; c++)
             if (looser(&B[ord[c]], b) && B[ord[c]].level + 1 > lev) lev = B[ord[c]].level + 1;
+        if (p->order == 1) lev = b->i + (S - 1 - b->j);
         b->level = lev;
         if (lev > maxlev) maxlev = lev;
     }

@@ -26,7 +26,7 @@ typedef struct {
     int t, a, b;      /* indices for the row name */
 } cm_row;
 
-typedef enum { CM_COL_R = 0, CM_COL_C, CM_COL_X, CM_COL_P, CM_COL_U } cm_colkind;
+typedef enum { CM_COL_R = 0, CM_COL_C, CM_COL_X, CM_COL_P } cm_colkind;
 
 typedef struct {
     cm_colkind kind;
@@ -118,7 +118,7 @@ double cm_obj_offset(const rk_checkmate_model *m);
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err);
 
-/* Round the 0/1 columns of x and recompute its U columns exactly. */
+/* Round the 0/1 columns of x. */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x);
 
 #endif

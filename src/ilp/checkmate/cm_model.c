@@ -782,7 +782,7 @@ static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n) {
     case CM_COL_C: snprintf(buf, n, "C%d_%d_%d", c->t, c->a, c->b); break;
     case CM_COL_X: snprintf(buf, n, "X%d_%d_%d", c->t, c->a, c->b); break;
     case CM_COL_P: snprintf(buf, n, "P%d_%d", c->t, c->a); break;
-    default: snprintf(buf, n, "U%d_%d", c->t, c->a); break;
+    default: snprintf(buf, n, "V%d_%d", c->t, c->a); break;
     }
 }
 
@@ -944,28 +944,10 @@ rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int
     return cm_model_lp(m, m_peak, m_save, 0, lp, err);
 }
 
-/* Recompute the continuous columns (U) of x from its 0/1 columns: each U
- * column is defined by its 'U' row (U = previous U + creations - deletions),
- * rows in stage/step order, so one pass in row order suffices. */
+/* Round the 0/1 columns of x (the model has no continuous column). */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x) {
     for (int j = 0; j < m->n_cols; j++)
         if (m->cols[j].integer) x[j] = x[j] > 0.5 ? 1 : 0;
-    for (int i = 0; i < m->n_rows; i++) {
-        const cm_row *rw = &m->rows[i];
-        if (rw->fam != 'U') continue;
-        int u = -1;
-        double v = rw->e.c0;
-        for (int k = 0; k < rw->e.n; k++) {
-            int c = m->tcol[rw->e.start + k];
-            double a = m->tval[rw->e.start + k];
-            if (m->cols[c].kind == CM_COL_U && a == -1 && (u < 0 || c > u)) u = c;
-        }
-        for (int k = 0; k < rw->e.n; k++) {
-            int c = m->tcol[rw->e.start + k];
-            if (c != u) v += m->tval[rw->e.start + k] * x[c];
-        }
-        if (u >= 0) x[u] = v;
-    }
 }
 
 /* ------------------------------------------------------------- decoding */

@@ -14,7 +14,7 @@ void rk_checkmate_params_default(rk_checkmate_params *p) {
     memset(p, 0, sizeof *p);
     p->grid_peak = 20;
     p->grid_save = 20;
-    p->time_limit = 60;
+    p->time_limit = 10;
     p->gap = 1e-6;
     p->threads = 0;
     p->milp_threads = 1;

@@ -34,7 +34,7 @@ typedef rk_status (*rk_checkmate_solve_fn)(void *ctx, const char *tag, const rk_
 typedef struct {
     int grid_peak;          /* number of M_peak values (default 20) */
     int grid_save;          /* number of M_save values per M_peak (default 20) */
-    double time_limit;      /* seconds per ILP (default 60); <= 0: none */
+    double time_limit;      /* seconds per ILP (default 10); <= 0: none */
     double gap;             /* relative gap at which an ILP counts as solved
                                (default 1e-6) */
     int threads;            /* OpenMP threads for independent budgets; 0: the
@@ -45,6 +45,10 @@ typedef struct {
                                indices), <prefix>_minpeak.mps, <prefix>.mps for
                                a single solve */
     const char *export_prefix; /* default "block" */
+    int order;              /* grid solve order: 0 (default) every looser
+                               budget first (most reuse); 1 wavefront: tighter
+                               M_peak lines first, looser M_save first within a
+                               line (a tighter line's schedule is the incumbent) */
     int verbose;            /* log per ILP to stderr */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;
