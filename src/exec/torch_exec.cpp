@@ -1032,6 +1032,10 @@ struct Runtime {
         Group &G = M.groups[g];
         GState &S = gs[g];
         if (G.input_index >= 0) fail(RK_EINPUT, "a model input has no forward node");
+        // Recomputing while the data is still present (a block re-run with its
+        // output kept): the op regenerates the same bytes, so free the old copy
+        // first, as the simulator counts no new memory for a present output.
+        if (S.ran && S.canon && S.canon.unsafeGetStorageImpl()->nbytes() > 0) forget_data(g);
         at::Tensor out = exec_program(g);
         if (!S.ran) {
             S.leaf = out.detach();

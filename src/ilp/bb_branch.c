@@ -15,7 +15,7 @@
 #define BB_RELIABLE 4
 #define BB_SB_MAX_CANDS 10
 #define BB_SB_LOOKAHEAD 4
-#define BB_SB_ITER_CAP (getenv("X_CAP") ? atol(getenv("X_CAP")) : 500)
+#define BB_SB_ITER_CAP 500
 
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac) {
     if (frac < 1e-9 || !isfinite(delta_z)) return;
@@ -72,16 +72,7 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     rk_simplex_set_col_bounds(c->lps, j, olb, oub);
     c->slb[j] = olb;
     c->sub[j] = oub;
-    /* back to the node's optimum: a few dual simplex iterations from the
-     * child's basis keep the factorization; reinstall the saved basis (a
-     * refactorization) only when that fails */
-    int back = 0;
-    if (getenv("X_RESOLVE")) {
-        long it1 = rk_simplex_iterations(c->lps);
-        back = bb_solve_lp(c, iters, 0) == RK_LP_OPTIMAL;
-        c->it_sb += rk_simplex_iterations(c->lps) - it1;
-    }
-    if (!back) rk_simplex_set_basis(c->lps, saved);
+    rk_simplex_set_basis(c->lps, saved);
     return inf;
 }
 

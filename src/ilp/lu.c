@@ -47,6 +47,9 @@ struct rk_lu {
     char *hmark;
     int *hlist, *hstack, *hpost;
     long *hptr;
+    double hdens, hdens_b;        /* running mean of the reach density */
+    unsigned hskip, hskip_b;
+    int *crank;                   /* position -> pivot */
     /* eta file */
     int neta, eta_cap_n;
     int *eta_p;
@@ -80,7 +83,7 @@ void rk_lu_free(rk_lu *lu) {
     free(lu->Ustart); free(lu->Uidx); free(lu->Uval);
     free(lu->UCstart); free(lu->UCidx); free(lu->UCval);
     free(lu->work); free(lu->work2);
-    free(lu->rrank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
+    free(lu->rrank); free(lu->crank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
     free(lu->eta_p); free(lu->eta_piv); free(lu->eta_start); free(lu->eta_idx); free(lu->eta_val);
     free(lu);
 }
@@ -100,7 +103,7 @@ static int ensure_m(rk_lu *lu, int m) {
     REALLOC(lu->prow, cap); REALLOC(lu->pcol, cap); REALLOC(lu->diag, cap);
     REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Lnz, cap); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
     REALLOC(lu->work, cap); REALLOC(lu->work2, cap);
-    REALLOC(lu->rrank, cap); REALLOC(lu->hw, cap); REALLOC(lu->hmark, cap);
+    REALLOC(lu->rrank, cap); REALLOC(lu->crank, cap); REALLOC(lu->hw, cap); REALLOC(lu->hmark, cap);
     REALLOC(lu->hlist, cap); REALLOC(lu->hstack, cap); REALLOC(lu->hpost, cap); REALLOC(lu->hptr, cap);
     memset(lu->hw, 0, (size_t)cap * sizeof *lu->hw);
     memset(lu->hmark, 0, (size_t)cap);
@@ -411,7 +414,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         rowrank[lu->prow[kk]] = kk;
         colrank[lu->pcol[kk]] = kk;
     }
-    for (int i = 0; i < m; i++) lu->rrank[i] = rowrank[i];
+    for (int i = 0; i < m; i++) { lu->rrank[i] = rowrank[i]; lu->crank[i] = colrank[i]; }
     for (long p = 0; p < nL; p++) lu->Lidx[p] = rowrank[lu->Lidx[p]];
     for (long p = 0; p < nU; p++) lu->Uidx[p] = colrank[lu->Uidx[p]];
     /* column-wise copy of U by pivot: column k holds (pivot l < k, value) */
@@ -449,13 +452,15 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
  * Returns 0 if x is too dense for it (x untouched). */
 static int ftran_lu_sparse(rk_lu *lu, double *x) {
     int m = lu->m;
+    /* results have been dense lately: go dense, trying again now and then */
+    if (lu->hdens > 0.15 && (++lu->hskip & 15) != 0) return 0;
     int nz = 0, lim = m / 20 + 1;
     int *list = lu->hlist;
+    for (int i = 0; i < m; i++) nz += x[i] != 0.0;
+    if (nz > lim) return 0;
+    nz = 0;
     for (int i = 0; i < m; i++)
-        if (x[i] != 0.0) {
-            if (nz >= lim) return 0;
-            list[nz++] = i;
-        }
+        if (x[i] != 0.0) list[nz++] = i;
     double *w = lu->hw;
     char *mk = lu->hmark;
     for (int t = 0; t < nz; t++) {
@@ -521,6 +526,7 @@ static int ftran_lu_sparse(rk_lu *lu, double *x) {
         w[k] = 0.0;
         mk[k] = 0;
     }
+    lu->hdens = 0.9 * lu->hdens + 0.1 * (double)npost / (double)m;
     return 1;
 }
 
@@ -630,6 +636,81 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
     }
 }
 
+/* BTRAN through U' and L' for a sparse right-hand side (x indexed by
+ * position on entry, by row on return).  Returns 0 if too dense. */
+static int btran_lu_sparse(rk_lu *lu, double *x) {
+    int m = lu->m;
+    if (lu->hdens_b > 0.15 && (++lu->hskip_b & 15) != 0) return 0;
+    int nz = 0, lim = m / 20 + 1;
+    for (int i = 0; i < m; i++) nz += x[i] != 0.0;
+    if (nz > lim) return 0;
+    int *list = lu->hlist;
+    nz = 0;
+    for (int i = 0; i < m; i++)
+        if (x[i] != 0.0) list[nz++] = i;
+    double *w = lu->hw;
+    char *mk = lu->hmark;
+    for (int t = 0; t < nz; t++) {
+        int i = list[t], k = lu->crank[i];
+        w[k] = x[i];
+        x[i] = 0.0;
+        list[t] = k;
+    }
+    /* reach in the graph k -> pivots of U row k */
+    int npost = 0;
+    int *st = lu->hstack, *post = lu->hpost;
+    long *ptr = lu->hptr;
+    for (int t = 0; t < nz; t++) {
+        int k0 = list[t];
+        if (mk[k0]) continue;
+        int top = 0;
+        st[top] = k0;
+        ptr[top] = lu->Ustart[k0];
+        mk[k0] = 1;
+        top++;
+        while (top > 0) {
+            int k = st[top - 1];
+            if (ptr[top - 1] < lu->Ustart[k + 1]) {
+                int l = lu->Uidx[ptr[top - 1]++];
+                if (!mk[l]) {
+                    mk[l] = 1;
+                    st[top] = l;
+                    ptr[top] = lu->Ustart[l];
+                    top++;
+                }
+            } else {
+                post[npost++] = k;
+                top--;
+            }
+        }
+    }
+    for (int t = npost - 1; t >= 0; t--) {
+        int k = post[t];
+        double v = w[k];
+        if (v == 0.0) continue;
+        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
+        v /= lu->diag[k];
+        w[k] = v;
+        for (long p = lu->Ustart[k]; p < lu->Ustart[k + 1]; p++) w[lu->Uidx[p]] -= lu->Uval[p] * v;
+    }
+    for (int t = lu->nLnz - 1; t >= 0; t--) {
+        int k = lu->Lnz[t];
+        double sum = 0.0;
+        for (long p = lu->Lstart[k]; p < lu->Lstart[k + 1]; p++) sum += lu->Lval[p] * w[lu->Lidx[p]];
+        if (sum == 0.0) continue;
+        w[k] -= sum;
+        if (!mk[k]) { mk[k] = 1; post[npost++] = k; }
+    }
+    for (int t = 0; t < npost; t++) {
+        int k = post[t];
+        x[lu->prow[k]] = w[k];
+        w[k] = 0.0;
+        mk[k] = 0;
+    }
+    lu->hdens_b = 0.9 * lu->hdens_b + 0.1 * (double)npost / (double)m;
+    return 1;
+}
+
 void rk_lu_btran(rk_lu *lu, double *x) {
     int m = lu->m;
     for (int e = lu->neta - 1; e >= 0; e--) {
@@ -638,6 +719,7 @@ void rk_lu_btran(rk_lu *lu, double *x) {
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
         x[p] = s / lu->eta_piv[e];
     }
+    if (btran_lu_sparse(lu, x)) return;
     double *w = lu->work;
     for (int k = 0; k < m; k++) w[k] = x[lu->pcol[k]];
     /* U' */

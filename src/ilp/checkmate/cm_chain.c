@@ -146,6 +146,7 @@ rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget, const 
         rk_milp_params mp;
         rk_milp_params_default(&mp);
         mp.time_limit = p->time_limit;
+        mp.node_limit = p->node_limit;
         mp.gap = p->gap > 0 ? p->gap : 1e-6;
         mp.threads = p->milp_threads > 0 ? p->milp_threads : (p->threads > 0 ? p->threads : 0);
         mp.verbose = p->verbose > 0;

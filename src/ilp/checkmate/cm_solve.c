@@ -40,6 +40,7 @@ rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp 
 static void milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     rk_milp_params_default(mp);
     mp->time_limit = p->time_limit;
+    mp->node_limit = p->node_limit;
     mp->gap = p->gap > 0 ? p->gap : 1e-6;
     mp->threads = p->milp_threads > 0 ? p->milp_threads : 1;
     mp->verbose = p->verbose > 1;

@@ -35,6 +35,9 @@ typedef struct {
     int grid_peak;          /* number of M_peak values (default 20) */
     int grid_save;          /* number of M_save values per M_peak (default 20) */
     double time_limit;      /* seconds per ILP (default 10); <= 0: none */
+    long node_limit;        /* B&B nodes per ILP, <= 0: none.  Unlike the time
+                               limit it keeps the grid's output independent of
+                               the machine's speed and load */
     double gap;             /* relative gap at which an ILP counts as solved
                                (default 1e-6) */
     int threads;            /* OpenMP threads for independent budgets; 0: the
