@@ -380,62 +380,73 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
             if (fabs(a) > amax) amax = fabs(a);
         }
         double ptol_rel = PIVTOL * fmax(1.0, amax) * 1e-2 > PIVTOL ? PIVTOL * fmax(1.0, amax) * 1e-2 : PIVTOL;
-        for (int k = 0; k < s->alen; k++) {
-            int j = s->alist[k];
-            int st = s->vst[j];
-            if (st == VS_BASIC || s->lb[j] == s->ub[j]) continue;
-            double a = sgn * s->arow[j];
-            if (st == VS_LB) { if (a <= ptol_rel) continue; }
-            else if (st == VS_UB) { if (a >= -ptol_rel) continue; }
-            else { if (fabs(a) <= ptol_rel) continue; }
-            s->cand[nc++] = j;
-        }
-        double slope = fabs(s->x[jr] - bound);
         int q = -1;
         int nflip = 0;
         int *flips = s->bad_row; /* reuse as a list */
-        int left = nc;
-        while (left > 0) {
-            double tmax = INFINITY;
-            for (int k = 0; k < left; k++) {
-                int j = s->cand[k];
-                double a = sgn * s->arow[j];
-                double h = a > 0 ? (s->d[j] + DTOL) / a : (s->d[j] - DTOL) / a;
-                if (h < tmax) tmax = h;
+        int left = 0;
+        double slope = 0.0;
+        /* second pass with a tiny pivot tolerance before concluding
+         * infeasibility (tiny pivots on columns with huge ranges) */
+        int tiny_pass = 0;
+        for (int pass = 0; pass < 2 && q < 0; pass++) {
+            if (pass == 1) {
+                if (!fresh) break;
+                ptol_rel = 1e-9;
+                tiny_pass = 1;
             }
-            /* block: candidates with ratio <= tmax */
-            double bmax = 0.0, red = 0.0;
-            int bq = -1;
-            for (int k = 0; k < left; k++) {
-                int j = s->cand[k];
+            nc = 0;
+            nflip = 0;
+            for (int k = 0; k < s->alen; k++) {
+                int j = s->alist[k];
+                int st = s->vst[j];
+                if (st == VS_BASIC || s->lb[j] == s->ub[j]) continue;
                 double a = sgn * s->arow[j];
-                double rt = s->d[j] / a;
-                if (rt > tmax) continue;
-                if (fabs(a) > bmax) { bmax = fabs(a); bq = j; }
-                double range = s->ub[j] - s->lb[j];
-                red += fabs(a) * range;
+                if (st == VS_LB) { if (a <= ptol_rel) continue; }
+                else if (st == VS_UB) { if (a >= -ptol_rel) continue; }
+                else { if (fabs(a) <= ptol_rel) continue; }
+                s->cand[nc++] = j;
             }
-            if (bq < 0) break;
-            if (isfinite(red) && slope - red > PTOL) {
-                /* pass the whole block: flip its members */
-                int w = 0;
+            slope = fabs(s->x[jr] - bound);
+            left = nc;
+            while (left > 0) {
+                double tmax = INFINITY;
                 for (int k = 0; k < left; k++) {
                     int j = s->cand[k];
                     double a = sgn * s->arow[j];
-                    if (s->d[j] / a <= tmax) flips[nflip++] = j;
-                    else s->cand[w++] = j;
+                    double h = a > 0 ? (s->d[j] + DTOL) / a : (s->d[j] - DTOL) / a;
+                    if (h < tmax) tmax = h;
                 }
-                left = w;
-                slope -= red;
-                continue;
+                /* block: candidates with ratio <= tmax */
+                double bmax = 0.0, red = 0.0;
+                int bq = -1;
+                for (int k = 0; k < left; k++) {
+                    int j = s->cand[k];
+                    double a = sgn * s->arow[j];
+                    double rt = s->d[j] / a;
+                    if (rt > tmax) continue;
+                    if (fabs(a) > bmax) { bmax = fabs(a); bq = j; }
+                    double range = s->ub[j] - s->lb[j];
+                    red += fabs(a) * range;
+                }
+                if (bq < 0) break;
+                if (isfinite(red) && slope - red > PTOL) {
+                    /* pass the whole block: flip its members */
+                    int w = 0;
+                    for (int k = 0; k < left; k++) {
+                        int j = s->cand[k];
+                        double a = sgn * s->arow[j];
+                        if (s->d[j] / a <= tmax) flips[nflip++] = j;
+                        else s->cand[w++] = j;
+                    }
+                    left = w;
+                    slope -= red;
+                    continue;
+                }
+                q = bq;
+                break;
             }
-            q = bq;
-            break;
         }
         if (q < 0) {
-            if (nflip > 0 && left == 0) {
-                /* everything flipped and still infeasible */
-            }
             if (!fresh) { s->need_refactor = 1; continue; }
             return LOOP_INFEASIBLE;
         }
@@ -447,6 +458,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         rk_lu_ftran2(s->lu, alpha, tau);
         double arq = alpha[r];
         if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
+            if (tiny_pass) return LOOP_INFEASIBLE; /* the tiny pivot is noise */
             if (!fresh) { s->need_refactor = 1; continue; }
             if (fabs(arq) < 1e-11) return LOOP_ERROR;
         }
@@ -563,10 +575,21 @@ static int primal_loop(rk_simplex *s) {
         col_axpy(s, q, 1.0, alpha);
         rk_lu_ftran(s->lu, alpha);
         /* Harris ratio test: x_B(t) = x_B - dir t alpha */
-        double tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
+        double tmax = 0.0, ptp = PIVTOL;
+        int r = -1;
+        double bmax = 0.0, theta = 0.0;
+        int leave_st = VS_LB;
+        /* second pass with a tiny pivot tolerance before concluding
+         * unboundedness */
+        for (int pass = 0; pass < 2 && r < 0; pass++) {
+        if (pass == 1) {
+            if (!fresh || isfinite(tmax)) break;
+            ptp = 1e-9;
+        }
+        tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
         for (int p = 0; p < m; p++) {
             double a = dir * alpha[p];
-            if (fabs(a) < PIVTOL) continue;
+            if (fabs(a) < ptp) continue;
             int j = s->head[p];
             double v = s->x[j], h;
             if (a > 0) { /* decreasing */
@@ -580,12 +603,9 @@ static int primal_loop(rk_simplex *s) {
             }
             if (h < tmax) tmax = h;
         }
-        int r = -1;
-        double bmax = 0.0, theta = 0.0;
-        int leave_st = VS_LB;
         for (int p = 0; p < m; p++) {
             double a = dir * alpha[p];
-            if (fabs(a) < PIVTOL) continue;
+            if (fabs(a) < ptp) continue;
             int j = s->head[p];
             double v = s->x[j], rt, bnd;
             int st;
@@ -603,6 +623,7 @@ static int primal_loop(rk_simplex *s) {
             if (rt <= tmax && fabs(a) > bmax) {
                 bmax = fabs(a); r = p; theta = rt; leave_st = st;
             }
+        }
         }
         if (r < 0) {
             if (isfinite(tmax) && tmax == s->ub[q] - s->lb[q]) {
@@ -700,6 +721,22 @@ static int dual_phase1(rk_simplex *s) {
     compute_primal(s);
     if (rc != LOOP_OPTIMAL && rc != LOOP_INFEASIBLE) return -1 - rc;
     return count_dual_infeasible(s) == 0 ? 1 : 0;
+}
+
+/* The LP is dual infeasible (so unbounded or infeasible): find a feasible
+ * point with the dual simplex on zero (randomly perturbed) costs, where
+ * every basis is dual feasible, then run the primal simplex with the true
+ * costs from there. */
+static int feasibility_then_primal(rk_simplex *s) {
+    int N = N_of(s);
+    memset(s->cw, 0, (size_t)N * sizeof *s->cw);
+    for (int j = 0; j < N; j++) s->d[j] = 0.0;
+    perturb_costs(s);
+    int rc = dual_loop(s, INFINITY, 0, 1);
+    remove_perturbation(s);
+    if (rc != LOOP_OPTIMAL) return rc == LOOP_RESTART ? LOOP_ERROR : rc;
+    compute_duals(s);
+    return primal_loop(s);
 }
 
 /* ------------------------------------------------------------- public */
@@ -936,7 +973,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
             } else {
                 int p1 = dual_phase1(s);
                 if (p1 < 0) { rc = -1 - p1; if (rc == LOOP_ERROR) rc = LOOP_RESTART; }
-                else if (p1 == 0) rc = primal_loop(s);
+                else if (p1 == 0) rc = feasibility_then_primal(s);
                 else rc = LOOP_RESTART;
             }
         }

@@ -156,7 +156,7 @@ static int m_col(rk_checkmate_model *m, cm_colkind kind, int t, int a, int b, do
     return m->n_cols++;
 }
 
-static const char FAMS[] = "cpnuxemsr";
+static const char FAMS[] = "cpnuxems";
 
 /* Add a row lb <= l <= ub.  Constant rows are checked (FIXED) or recorded
  * (PEAK: fixed_peak).  Returns -1 on OOM. */
@@ -663,20 +663,6 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             m->dels[m->n_dels].d = del[i].d;
             m->dels[m->n_dels].x = del[i].x;
             m->n_dels++;
-        }
-        /* a recomputation creates at least one output (re-running a node
-         * whose outputs are all present only costs time: never optimal) */
-        {
-            int ic2 = 0;
-            for (int s = s0; s < s1; s++) {
-                cm_step *st = &m->steps[s];
-                while (ic2 < n_cre && cre[ic2].step < s) ic2++;
-                if (st->R < 0) continue;
-                lin_reset(&l);
-                OOM_IF(lin_ref(&l, st->R, 1));
-                for (int i = ic2; i < n_cre && cre[i].step == s; i++) OOM_IF(lin_ref(&l, cre[i].ref, -1));
-                OOM_IF(m_row(m, &l, -INFINITY, 0, CM_RHS_FIXED, 'r', t, st->k, 0));
-            }
         }
         /* memory rows, written over the 0/1 presence of every data (the
          * knapsack structure stays visible to the solver) */
