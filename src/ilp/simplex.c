@@ -583,7 +583,9 @@ static int primal_loop(rk_simplex *s) {
          * unboundedness */
         for (int pass = 0; pass < 2 && r < 0; pass++) {
         if (pass == 1) {
-            if (!fresh || isfinite(tmax)) break;
+            /* disabled: on ill-posed LPs a tiny pivot turns an unbounded
+             * ray into a huge bogus optimum */
+            if (1 || !fresh || isfinite(tmax)) break;
             ptp = 1e-9;
         }
         tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
@@ -734,7 +736,14 @@ static int feasibility_then_primal(rk_simplex *s) {
     perturb_costs(s);
     int rc = dual_loop(s, INFINITY, 0, 1);
     remove_perturbation(s);
-    if (rc != LOOP_OPTIMAL) return rc == LOOP_RESTART ? LOOP_ERROR : rc;
+    if (rc == LOOP_RESTART || rc == LOOP_ERROR) {
+        /* numerical trouble: composite primal phase 1/2 instead */
+        if (!s->lu_ok && refactor(s)) return LOOP_ERROR;
+        compute_primal(s);
+        compute_duals(s);
+        return primal_loop(s);
+    }
+    if (rc != LOOP_OPTIMAL) return rc;
     compute_duals(s);
     return primal_loop(s);
 }
