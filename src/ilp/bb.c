@@ -60,7 +60,11 @@ double bb_cutoff(const bb_ctx *c) {
     double cut = c->inc_z - tol;
     if (c->obj_step > 0) {
         /* every solution value is a multiple of the step (+ constant): a node
-         * helps only if it may hold a value one step below the incumbent */
+         * helps only if it may hold a value one step below the incumbent.
+         * inc_z, node bounds (bb_node_bound) and this cutoff all include the
+         * constant; the rounding works on value - obj_const, so a constant
+         * that is not a multiple of the step is handled, and the simplex
+         * cutoff (bb_solve_lp) must get this value unchanged. */
         double d = c->obj_step;
         double k = (ceil((c->inc_z - c->obj_const) / d - 1e-6) - 1 + 1e-6) * d + c->obj_const;
         if (k < cut) cut = k;
@@ -91,8 +95,11 @@ rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
         o.time_limit = left > 1e-3 ? left : 1e-3;
     }
     o.cutoff = INFINITY;
-    /* the simplex compares its own objective: min form without the constant */
-    if (with_cutoff && c->has_inc) o.cutoff = bb_cutoff(c) - c->obj_const;
+    /* the simplex compares the min-form objective *including* the constant
+     * (simplex.h), the same scale as inc_z and bb_cutoff: pass it unchanged.
+     * (Subtracting obj_const here cut off nodes that could still improve on
+     * the incumbent whenever c0 > 0, e.g. an MPS objective-row RHS.) */
+    if (with_cutoff && c->has_inc) o.cutoff = bb_cutoff(c);
     return rk_simplex_solve(c->lps, &o);
 }
 

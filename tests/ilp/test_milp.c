@@ -6,7 +6,8 @@
  * ignored); node and time limits return the best solution with a valid
  * bound; 1 and 2 threads give identical results, and so do solves run from
  * several OpenMP threads at once; `rkmate milp` (JSON, solution file, exit
- * codes) when meson gives the binary in $RKMATE. */
+ * codes) when meson gives the binary in $RKMATE; regressions with an
+ * objective constant (tests/data/milp_regress, optima from CBC). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -412,6 +413,83 @@ START_TEST(test_cli) {
 }
 END_TEST
 
+/* ------------------------------------------------------- regressions */
+
+static rk_lp *read_regress(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/milp_regress/%s", testdata(), name);
+    rk_lp *lp = NULL;
+    rk_error err;
+    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
+    return lp;
+}
+
+/* 'name value' per line, as `rkmate milp -o` writes; every column given */
+static double *read_incumbent(const rk_lp *lp, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/milp_regress/%s", testdata(), name);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    double *x = calloc((size_t)lp->n + 1, sizeof *x);
+    char *seen = calloc((size_t)lp->n + 1, 1);
+    ck_assert(x && seen);
+    char col[256];
+    double v;
+    while (fscanf(f, "%255s %lf", col, &v) == 2) {
+        int j = 0;
+        while (j < lp->n && strcmp(rk_lp_col_name(lp, j), col)) j++;
+        ck_assert_msg(j < lp->n, "%s: unknown column %s", path, col);
+        x[j] = v;
+        seen[j] = 1;
+    }
+    fclose(f);
+    for (int j = 0; j < lp->n; j++) ck_assert_msg(seen[j], "%s: no value for %s", path, rk_lp_col_name(lp, j));
+    free(seen);
+    return x;
+}
+
+/* Both instances have an objective constant (RHS on the objective row) that
+ * is not a multiple of the objective step.  The dual simplex cutoff was
+ * handed the cutoff minus the constant, so nodes that could improve were cut
+ * off: optimal 77 instead of CBC's 64, and 25 instead of 21 once the (worse)
+ * incumbent of the second instance was handed in.  Optima from CBC 2.10. */
+START_TEST(test_regress_objective_constant) {
+    static const struct {
+        const char *mps, *inc;
+        double opt;
+    } cases[] = {
+        {"seed178_budget45_10_own77_cbc64.mps", NULL, 64.0},
+        {"seed1000_incumbent_bug.mps", "seed1000_incumbent_bug.incumbent.txt", 21.0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        rk_lp *lp = read_regress(cases[k].mps);
+        ck_assert_double_ne(rk_lp_get_obj_const(lp), 0.0);
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        rk_milp_result r = solve(lp, &p);
+        ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
+        ck_assert_msg(fabs(r.objective - cases[k].opt) < 1e-6, "%s: objective %.10g, expected %.10g", cases[k].mps,
+                      r.objective, cases[k].opt);
+        ck_assert_double_le(r.bound, r.objective + 1e-9);
+        ck_assert_double_le(max_violation(lp, r.x), 1e-6);
+        ck_assert_double_eq_tol(objective_of(lp, r.x), r.objective, 1e-6);
+        /* handing in an incumbent (the file's, else the optimum itself) must
+         * give the same optimum */
+        double *inc = cases[k].inc ? read_incumbent(lp, cases[k].inc) : NULL;
+        p.incumbent = inc ? inc : r.x;
+        rk_milp_result r2 = solve(lp, &p);
+        ck_assert_int_eq(r2.status, RK_MILP_OPTIMAL);
+        ck_assert_msg(fabs(r2.objective - cases[k].opt) < 1e-6, "%s with incumbent: objective %.10g, expected %.10g",
+                      cases[k].mps, r2.objective, cases[k].opt);
+        ck_assert_double_le(max_violation(lp, r2.x), 1e-6);
+        rk_milp_result_free(&r2);
+        free(inc);
+        rk_milp_result_free(&r);
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
 START_TEST(test_status_names) {
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_OPTIMAL), "optimal");
     ck_assert_str_eq(rk_milp_status_name(RK_MILP_INFEASIBLE), "infeasible");
@@ -436,6 +514,7 @@ int main(void) {
     tcase_add_test(toys, test_threads_identical);
     tcase_add_test(toys, test_reentrant_parallel);
     tcase_add_test(toys, test_cli);
+    tcase_add_test(toys, test_regress_objective_constant);
     suite_add_tcase(s, toys);
     TCase *mip = tcase_create("miplib3");
     tcase_set_timeout(mip, 600);

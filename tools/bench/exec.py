@@ -26,7 +26,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "bench-exec"))
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--iters", type=int, default=3)
-    ap.add_argument("--quick", action="store_true", help="smaller models, 1 iteration")
+    ap.add_argument("--quick", action="store_true", help="smaller models")
+    ap.add_argument("--grid", default="10x10", help="rk-Checkmate grid for rockmate (default 10x10)")
+    ap.add_argument("--time-limit", default="5", help="seconds per rk-Checkmate ILP (default 5)")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rk = a.rkmate
@@ -66,7 +68,7 @@ def main():
             for algo in algos:
                 sp = os.path.join(a.out, f"{name}_{algo}_{int(f*100)}.rks")
                 s = sh([rk, "solve", chain, "--budget", str(budget), "--algo", algo, "--json", "-o", sp,
-                        "--quiet", "--grid", "10x10" if a.quick else "20x20"])
+                        "--quiet", "--grid", a.grid, "--time-limit", a.time_limit])
                 res = json.loads(s.stdout) if s.stdout.strip() else {"feasible": False}
                 if not res.get("feasible"):
                     rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False))

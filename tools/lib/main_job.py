@@ -50,7 +50,7 @@ def main():
                 label = f"{int(frac * 100)} % " + mib(budget).strip() if i == 0 else ""
                 sp = os.path.join(d, f"{algo}_{int(frac * 100)}.rks")
                 s = sh([rk, "solve", chain, "--budget", str(budget), "--algo", algo, "-o", sp, "--quiet",
-                        "--grid", "10x10"])
+                        "--grid", "6x6", "--time-limit", "2"])
                 if s.returncode == 3:
                     print(f"{label:>14}  {algo:9} {'no schedule fits':>12}")
                     continue
