@@ -161,7 +161,7 @@ rk_status rk_dp_plan_build(const rk_chain *ch, const rk_dp_options *o, const rk_
         if (ch->blocks[b].cls != c->block_class[b])
             return rk_fail(err, RK_EINPUT, "block %d: chain class %d, costs class %d", b, ch->blocks[b].cls,
                            c->block_class[b]);
-    rk_dp_eval ev;
+    rk_dp_eval ev = {0, 0.0, 0};
     int n0 = s->n_ops;
     rk_status r = run_walk(c, p, ch, o, s, &ev, err);
     if (r) {

@@ -158,7 +158,7 @@ static rk_status read_class(const char *file, const char *cpath, json_t *jc, rk_
                         goto out;
                     }
                 }
-                int d;
+                int d = -1;
                 if ((r = data_ref(file, upath, ref, &dn, &d, err))) goto out;
                 if (rk_graph_add_use(g, c, d, ek)) {
                     r = rk_fail(err, RK_ENOMEM, "out of memory");
@@ -167,7 +167,7 @@ static rk_status read_class(const char *file, const char *cpath, json_t *jc, rk_
             }
         if (jo) json_array_foreach(jo, j, u) {
                 snprintf(upath, sizeof upath, "%s.outs[%zu]", path, j);
-                int d;
+                int d = -1;
                 if ((r = data_ref(file, upath, u, &dn, &d, err))) goto out;
                 if (rk_graph_add_out(g, c, d)) {
                     r = rk_fail(err, RK_ENOMEM, "out of memory");
@@ -182,7 +182,7 @@ static rk_status read_class(const char *file, const char *cpath, json_t *jc, rk_
                         file, path, rkj_type_name(v));
             goto out;
         }
-        int d, gr = -1;
+        int d = -1, gr = -1;
         json_t *jdv = json_object_get(v, "data");
         if (!jdv) {
             r = rk_fail(err, RK_EINPUT, "%s: %s: missing field 'data'", file, path);

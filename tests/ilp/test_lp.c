@@ -78,8 +78,9 @@ static const char *testdata(void) {
 }
 
 static rk_lp *read_netlib(const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/netlib/%s.mps.gz", testdata(), name);
+    char path[8192];
+    int n = snprintf(path, sizeof path, "%s/netlib/%.64s.mps.gz", testdata(), name);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof path, "test data path too long");
     rk_lp *lp = NULL;
     rk_error err;
     rk_status st = rk_mps_read(path, &lp, &err);
