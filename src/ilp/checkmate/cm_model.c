@@ -129,8 +129,10 @@ static int m_commit(rk_checkmate_model *m, lin *l, cm_expr *e) {
     e->start = m->n_terms;
     e->n = l->n;
     e->c0 = l->c0;
-    memcpy(m->tcol + m->n_terms, l->col, (size_t)l->n * sizeof(int));
-    memcpy(m->tval + m->n_terms, l->val, (size_t)l->n * sizeof(double));
+    if (l->n > 0) { /* an empty expression may have no arrays yet */
+        memcpy(m->tcol + m->n_terms, l->col, (size_t)l->n * sizeof(int));
+        memcpy(m->tval + m->n_terms, l->val, (size_t)l->n * sizeof(double));
+    }
     m->n_terms += l->n;
     return 0;
 }
