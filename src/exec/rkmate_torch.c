@@ -62,12 +62,6 @@ static int parse_common(const char *cmd, int c, const char *arg, common_opts *co
         {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP},          \
         {"verify", no_argument, 0, OPT_VERIFY}
 
-static int same_file(const char *a, const char *b) {
-    char ra[PATH_MAX], rb[PATH_MAX];
-    if (!realpath(a, ra) || !realpath(b, rb)) return 0;
-    return !strcmp(ra, rb);
-}
-
 static void print_trace_stats(FILE *f, const rk_trace_stats *st, int json) {
     if (json) {
         fprintf(f,
@@ -121,7 +115,7 @@ static int cmd_trace(int argc, char **argv) {
     co.ex.model_path = argv[optind];
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
-    if (same_file(out, co.ex.model_path) || (co.ex.input_file && same_file(out, co.ex.input_file)))
+    if (cli_same_file(out, co.ex.model_path) || (co.ex.input_file && cli_same_file(out, co.ex.input_file)))
         return cli_usage_error(cmd, "-o %s would overwrite an input", out);
     co.ex.progress = cli_progress_wanted(co.quiet);
     rk_chain ch;
@@ -346,7 +340,7 @@ static int cmd_optimize(int argc, char **argv) {
     co.ex.model_path = argv[optind];
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
-    if ((sched_out && same_file(sched_out, co.ex.model_path)) || (chain_out && same_file(chain_out, co.ex.model_path)))
+    if ((sched_out && cli_same_file(sched_out, co.ex.model_path)) || (chain_out && cli_same_file(chain_out, co.ex.model_path)))
         return cli_usage_error(cmd, "an output would overwrite the model file");
     co.ex.progress = cli_progress_wanted(co.quiet);
     rk_error err;

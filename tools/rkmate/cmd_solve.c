@@ -43,12 +43,6 @@ static void usage(FILE *f) {
             "the smallest budget that works).\n");
 }
 
-static int same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (stat(a, &sa) || stat(b, &sb)) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static void json_num(const char *key, double v) {
     if (isfinite(v)) printf("\"%s\": %.17g, ", key, v);
     else printf("\"%s\": null, ", key);
@@ -120,7 +114,7 @@ int rk_cmd_solve(int argc, char **argv) {
         return cli_usage_error(cmd, "--algo: expected rockmate, rotor, sqrt, none, recompute-all or checkmate, got '%s'",
                                algo_name);
     const char *chain_path = argv[optind];
-    if (out_path && same_file(out_path, chain_path))
+    if (out_path && cli_same_file(out_path, chain_path))
         return cli_usage_error(cmd, "-o %s is the input chain; refusing to overwrite it", out_path);
 
     if (export_dir) {
