@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lp_internal.h"
+#include "ilp_testlib.h"
 #include "rk_milp.h"
 #include "simplex.h"
 
@@ -19,29 +20,6 @@
 /* ------------------------------------------------------------ helpers */
 
 static double rel_err(double a, double b) { return fabs(a - b) / fmax(1.0, fabs(b)); }
-
-/* max violation of rows and column bounds, relative to max(1, |bound|) */
-static double max_violation(const rk_lp *lp, const double *x) {
-    rk_lp_csc A;
-    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
-    double *ax = calloc((size_t)lp->m + 1, sizeof *ax);
-    ck_assert_ptr_nonnull(ax);
-    for (int j = 0; j < lp->n; j++)
-        for (long p = A.start[j]; p < A.start[j + 1]; p++) ax[A.index[p]] += A.value[p] * x[j];
-    double w = 0.0;
-    for (int i = 0; i < lp->m; i++) {
-        double lo = lp->row_lb[i], hi = lp->row_ub[i];
-        if (ax[i] < lo) w = fmax(w, (lo - ax[i]) / fmax(1.0, fabs(lo)));
-        if (ax[i] > hi) w = fmax(w, (ax[i] - hi) / fmax(1.0, fabs(hi)));
-    }
-    for (int j = 0; j < lp->n; j++) {
-        double lo = lp->col_lb[j], hi = lp->col_ub[j];
-        if (x[j] < lo) w = fmax(w, (lo - x[j]) / fmax(1.0, fabs(lo)));
-        if (x[j] > hi) w = fmax(w, (x[j] - hi) / fmax(1.0, fabs(hi)));
-    }
-    free(ax);
-    return w;
-}
 
 static rk_milp_result solve_lp_only(const rk_lp *lp) {
     rk_milp_params p;
@@ -65,7 +43,7 @@ static rk_lp_status solve_engine(const rk_lp *lp, double *obj) {
     if (st == RK_LP_OPTIMAL) {
         double *x = malloc(((size_t)lp->n + 1) * sizeof *x);
         rk_simplex_get_x(s, x);
-        ck_assert_double_le(max_violation(lp, x), 1e-6);
+        ck_assert_double_le(ilp_max_violation(lp, x, 0), 1e-6);
         free(x);
     }
     rk_simplex_free(s);
@@ -190,7 +168,7 @@ START_TEST(test_mixed_bounds) {
     rk_milp_result r = solve_lp_only(lp);
     ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
     ck_assert_double_eq_tol(r.objective, -7.0, 1e-9);
-    ck_assert_double_le(max_violation(lp, r.x), 1e-9);
+    ck_assert_double_le(ilp_max_violation(lp, r.x, 0), 1e-9);
     free(r.x);
     rk_lp_free(lp);
 }
@@ -306,7 +284,7 @@ static void warm_bound_changes(const char *name, int rounds) {
             ck_assert_msg(rel_err(rk_simplex_objective(s), cobj) < 1e-7, "%s round %d: warm %.10g cold %.10g",
                           name, r, rk_simplex_objective(s), cobj);
             rk_simplex_get_x(s, x);
-            ck_assert_double_le(max_violation(lp, x), 1e-6);
+            ck_assert_double_le(ilp_max_violation(lp, x, 0), 1e-6);
         } else {
             break;
         }
@@ -462,7 +440,7 @@ START_TEST(test_netlib_lp_only) {
         double e = rel_err(as_optima(lp, r.objective), opt[t].opt);
         ck_assert_msg(e <= 1e-6, "%s: objective %.12g, expected %.12g (rel. error %.2g)", opt[t].name,
                       as_optima(lp, r.objective), opt[t].opt, e);
-        double v = max_violation(lp, r.x);
+        double v = ilp_max_violation(lp, r.x, 0);
         ck_assert_msg(v <= 1e-6, "%s: solution violates a row or bound by %.3g", opt[t].name, v);
         free(r.x);
         rk_lp_free(lp);

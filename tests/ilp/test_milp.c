@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lp_internal.h"
+#include "ilp_testlib.h"
 #include "rk_milp.h"
 
 #define INF INFINITY
@@ -33,30 +34,6 @@ static rk_lp *read_miplib(const char *name) {
     rk_error err;
     ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
     return lp;
-}
-
-/* max violation of rows, bounds and integrality, relative to max(1, |bound|) */
-static double max_violation(const rk_lp *lp, const double *x) {
-    rk_lp_csc A;
-    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
-    double *ax = calloc((size_t)lp->m + 1, sizeof *ax);
-    ck_assert_ptr_nonnull(ax);
-    for (int j = 0; j < lp->n; j++)
-        for (long p = A.start[j]; p < A.start[j + 1]; p++) ax[A.index[p]] += A.value[p] * x[j];
-    double w = 0.0;
-    for (int i = 0; i < lp->m; i++) {
-        double lo = lp->row_lb[i], hi = lp->row_ub[i];
-        if (ax[i] < lo) w = fmax(w, (lo - ax[i]) / fmax(1.0, fabs(lo)));
-        if (ax[i] > hi) w = fmax(w, (ax[i] - hi) / fmax(1.0, fabs(hi)));
-    }
-    for (int j = 0; j < lp->n; j++) {
-        double lo = lp->col_lb[j], hi = lp->col_ub[j];
-        if (x[j] < lo) w = fmax(w, (lo - x[j]) / fmax(1.0, fabs(lo)));
-        if (x[j] > hi) w = fmax(w, (x[j] - hi) / fmax(1.0, fabs(hi)));
-        if (lp->is_int[j]) w = fmax(w, fabs(x[j] - floor(x[j] + 0.5)));
-    }
-    free(ax);
-    return w;
 }
 
 static double objective_of(const rk_lp *lp, const double *x) {
@@ -122,7 +99,7 @@ START_TEST(test_miplib_instance) {
                   name, r.bound);
     ck_assert_msg((r.objective - r.bound) / fmax(1.0, fabs(r.objective)) <= 1e-6 + 1e-12, "%s: gap", name);
     ck_assert_int_eq(r.n, lp->n);
-    double viol = max_violation(lp, r.x);
+    double viol = ilp_max_violation(lp, r.x, 1);
     ck_assert_msg(viol <= 1e-6, "%s: solution violates a row / bound / integrality by %g", name, viol);
     ck_assert_msg(fabs(objective_of(lp, r.x) - r.objective) <= 1e-6 * fmax(1.0, fabs(opt)), "%s: objective of x",
                   name);
@@ -218,7 +195,7 @@ START_TEST(test_maximize_general_integers) {
     ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
     ck_assert_double_eq_tol(res.objective, best, 1e-9);
     ck_assert_double_ge(res.bound, res.objective - 1e-6 * fabs(best));
-    ck_assert_double_le(max_violation(lp, res.x), 1e-6);
+    ck_assert_double_le(ilp_max_violation(lp, res.x, 1), 1e-6);
     rk_milp_result_free(&res);
     /* the LP relaxation only */
     p.lp_only = 1;
@@ -273,7 +250,7 @@ START_TEST(test_node_limit_bound) {
     ck_assert_double_le(r.bound, 18 + 1e-9); /* a valid bound: the optimum is 18 */
     if (r.has_solution) {
         ck_assert_double_ge(r.objective, 18 - 1e-9);
-        ck_assert_double_le(max_violation(lp, r.x), 1e-6);
+        ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
     }
     rk_milp_result_free(&r);
     p.node_limit = 0;
@@ -379,7 +356,7 @@ START_TEST(test_cli) {
     }
     fclose(f);
     ck_assert_int_eq(k, lp->n);
-    ck_assert_double_le(max_violation(lp, x), 1e-6);
+    ck_assert_double_le(ilp_max_violation(lp, x, 1), 1e-6);
     ck_assert_double_eq_tol(objective_of(lp, x), 3089, 1e-6);
     free(x);
     rk_lp_free(lp);
@@ -471,7 +448,7 @@ START_TEST(test_regress_objective_constant) {
         ck_assert_msg(fabs(r.objective - cases[k].opt) < 1e-6, "%s: objective %.10g, expected %.10g", cases[k].mps,
                       r.objective, cases[k].opt);
         ck_assert_double_le(r.bound, r.objective + 1e-9);
-        ck_assert_double_le(max_violation(lp, r.x), 1e-6);
+        ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
         ck_assert_double_eq_tol(objective_of(lp, r.x), r.objective, 1e-6);
         /* handing in an incumbent (the file's, else the optimum itself) must
          * give the same optimum */
@@ -481,7 +458,7 @@ START_TEST(test_regress_objective_constant) {
         ck_assert_int_eq(r2.status, RK_MILP_OPTIMAL);
         ck_assert_msg(fabs(r2.objective - cases[k].opt) < 1e-6, "%s with incumbent: objective %.10g, expected %.10g",
                       cases[k].mps, r2.objective, cases[k].opt);
-        ck_assert_double_le(max_violation(lp, r2.x), 1e-6);
+        ck_assert_double_le(ilp_max_violation(lp, r2.x, 1), 1e-6);
         rk_milp_result_free(&r2);
         free(inc);
         rk_milp_result_free(&r);

@@ -1,0 +1,31 @@
+/* ilp_testlib.c — checks shared by the LP and MILP tests: feasibility of a
+ * returned solution, row by row and bound by bound. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "ilp_testlib.h"
+#include "lp_internal.h"
+
+double ilp_max_violation(const rk_lp *lp, const double *x, int with_integrality) {
+    rk_lp_csc A;
+    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
+    double *ax = calloc((size_t)lp->m + 1, sizeof *ax);
+    ck_assert_ptr_nonnull(ax);
+    for (int j = 0; j < lp->n; j++)
+        for (long p = A.start[j]; p < A.start[j + 1]; p++) ax[A.index[p]] += A.value[p] * x[j];
+    double w = 0.0;
+    for (int i = 0; i < lp->m; i++) {
+        double lo = lp->row_lb[i], hi = lp->row_ub[i];
+        if (ax[i] < lo) w = fmax(w, (lo - ax[i]) / fmax(1.0, fabs(lo)));
+        if (ax[i] > hi) w = fmax(w, (ax[i] - hi) / fmax(1.0, fabs(hi)));
+    }
+    for (int j = 0; j < lp->n; j++) {
+        double lo = lp->col_lb[j], hi = lp->col_ub[j];
+        if (x[j] < lo) w = fmax(w, (lo - x[j]) / fmax(1.0, fabs(lo)));
+        if (x[j] > hi) w = fmax(w, (x[j] - hi) / fmax(1.0, fabs(hi)));
+        if (with_integrality && lp->is_int[j]) w = fmax(w, fabs(x[j] - floor(x[j] + 0.5)));
+    }
+    free(ax);
+    return w;
+}
