@@ -163,11 +163,23 @@ static void print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_r
                (double)(float)r->max_abs_diff, (double)(float)r->max_rel_diff);
 }
 
-static int parse_loss(const char *cmd, const char *arg, rk_loss_kind *k) {
-    if (!strcmp(arg, "sum")) *k = RK_LOSS_SUM;
-    else if (!strcmp(arg, "mean")) *k = RK_LOSS_MEAN;
-    else return cli_usage_error(cmd, "--loss %s: expected sum or mean", arg);
-    return 0;
+/* The executor's options shared by run and optimize (--check, --loss,
+ * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
+static int parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro) {
+    long v;
+    switch (c) {
+    case OPT_CHECK: ro->check = 1; return 0;
+    case OPT_LOSS:
+        if (!strcmp(arg, "sum")) ro->loss = RK_LOSS_SUM;
+        else if (!strcmp(arg, "mean")) ro->loss = RK_LOSS_MEAN;
+        else return cli_usage_error(cmd, "--loss %s: expected sum or mean", arg);
+        return 0;
+    case OPT_ITERS:
+        if (cli_parse_int(cmd, "--iters", arg, 1, 1000, &v)) return CLI_BADINPUT;
+        ro->iters = (int)v;
+        return 0;
+    }
+    return -1;
 }
 
 static int cmd_run(int argc, char **argv) {
@@ -198,18 +210,10 @@ static int cmd_run(int argc, char **argv) {
             return CLI_OK;
         }
         if (c == OPT_CHAIN) { chain_path = optarg; continue; }
-        if (c == OPT_CHECK) { ro.check = 1; continue; }
-        if (c == OPT_LOSS) {
-            if (parse_loss(cmd, optarg, &ro.loss)) return CLI_BADINPUT;
-            continue;
-        }
-        if (c == OPT_ITERS) {
-            long v;
-            if (cli_parse_int(cmd, "--iters", optarg, 1, 1000, &v)) return CLI_BADINPUT;
-            ro.iters = (int)v;
-            continue;
-        }
-        int r = parse_common(cmd, c, optarg, &co);
+        int r = parse_run_opts(cmd, c, optarg, &ro);
+        if (r > 0) return r;
+        if (r == 0) continue;
+        r = parse_common(cmd, c, optarg, &co);
         if (r > 0) return r;
         if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate run --help')");
     }
@@ -304,18 +308,10 @@ static int cmd_optimize(int argc, char **argv) {
         if (c == OPT_CHAIN) { chain_out = optarg; continue; }
         if (c == OPT_BUDGET) { budget_text = optarg; continue; }
         if (c == OPT_ALGO) { algo_name = optarg; continue; }
-        if (c == OPT_CHECK) { ro.check = 1; continue; }
-        if (c == OPT_LOSS) {
-            if (parse_loss(cmd, optarg, &ro.loss)) return CLI_BADINPUT;
-            continue;
-        }
-        if (c == OPT_ITERS) {
-            long v;
-            if (cli_parse_int(cmd, "--iters", optarg, 1, 1000, &v)) return CLI_BADINPUT;
-            ro.iters = (int)v;
-            continue;
-        }
-        int r = parse_common(cmd, c, optarg, &co);
+        int r = parse_run_opts(cmd, c, optarg, &ro);
+        if (r > 0) return r;
+        if (r == 0) continue;
+        r = parse_common(cmd, c, optarg, &co);
         if (r > 0) return r;
         if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate optimize --help')");
     }
