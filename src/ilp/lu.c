@@ -447,6 +447,53 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
     return 0;
 }
 
+/* Sparse triangular solve with U seen through (start, idx, val): the
+ * nonzeros of w at pivots list[0..nz) reach, by depth-first search over
+ * k -> idx[start[k]..start[k+1]), the pivots the solve touches (marked in
+ * lu->hmark, listed in post-order in lu->hpost); then w is solved in reverse
+ * post-order.  Returns the number of pivots in lu->hpost. */
+static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const double *val, const int *list, int nz) {
+    double *w = lu->hw;
+    char *mk = lu->hmark;
+    int npost = 0;
+    int *st = lu->hstack, *post = lu->hpost;
+    long *ptr = lu->hptr;
+    for (int t = 0; t < nz; t++) {
+        int k0 = list[t];
+        if (mk[k0]) continue;
+        int top = 0;
+        st[top] = k0;
+        ptr[top] = start[k0];
+        mk[k0] = 1;
+        top++;
+        while (top > 0) {
+            int k = st[top - 1];
+            if (ptr[top - 1] < start[k + 1]) {
+                int l = idx[ptr[top - 1]++];
+                if (!mk[l]) {
+                    mk[l] = 1;
+                    st[top] = l;
+                    ptr[top] = start[l];
+                    top++;
+                }
+            } else {
+                post[npost++] = k;
+                top--;
+            }
+        }
+    }
+    for (int t = npost - 1; t >= 0; t--) {
+        int k = post[t];
+        double v = w[k];
+        if (v == 0.0) continue;
+        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
+        v /= lu->diag[k];
+        w[k] = v;
+        for (long p = start[k]; p < start[k + 1]; p++) w[idx[p]] -= val[p] * v;
+    }
+    return npost;
+}
+
 /* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
  * depth-first search for the reach in U, solve in topological order).
  * Returns 0 if x is too dense for it (x untouched). */
@@ -481,45 +528,11 @@ static int ftran_lu_sparse(rk_lu *lu, double *x) {
             w[l] -= lu->Lval[p] * v;
         }
     }
-    /* reach of the nonzeros in the graph k -> rows of U column k */
+    /* U column-wise: reach of the nonzeros, solve, then scatter and restore
+     * the zero invariant */
     for (int t = 0; t < nz; t++) mk[list[t]] = 0;
-    int npost = 0;
-    int *st = lu->hstack, *post = lu->hpost;
-    long *ptr = lu->hptr;
-    for (int t = 0; t < nz; t++) {
-        int k0 = list[t];
-        if (mk[k0]) continue;
-        int top = 0;
-        st[top] = k0;
-        ptr[top] = lu->UCstart[k0];
-        mk[k0] = 1;
-        top++;
-        while (top > 0) {
-            int k = st[top - 1];
-            if (ptr[top - 1] < lu->UCstart[k + 1]) {
-                int l = lu->UCidx[ptr[top - 1]++];
-                if (!mk[l]) {
-                    mk[l] = 1;
-                    st[top] = l;
-                    ptr[top] = lu->UCstart[l];
-                    top++;
-                }
-            } else {
-                post[npost++] = k;
-                top--;
-            }
-        }
-    }
-    /* solve in reverse post-order, scatter, restore the zero invariant */
-    for (int t = npost - 1; t >= 0; t--) {
-        int k = post[t];
-        double v = w[k];
-        if (v == 0.0) continue;
-        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
-        v /= lu->diag[k];
-        w[k] = v;
-        for (long p = lu->UCstart[k]; p < lu->UCstart[k + 1]; p++) w[lu->UCidx[p]] -= lu->UCval[p] * v;
-    }
+    int npost = u_solve_sparse(lu, lu->UCstart, lu->UCidx, lu->UCval, list, nz);
+    int *post = lu->hpost;
     for (int t = 0; t < npost; t++) {
         int k = post[t];
         x[lu->pcol[k]] = w[k];
@@ -656,43 +669,9 @@ static int btran_lu_sparse(rk_lu *lu, double *x) {
         x[i] = 0.0;
         list[t] = k;
     }
-    /* reach in the graph k -> pivots of U row k */
-    int npost = 0;
-    int *st = lu->hstack, *post = lu->hpost;
-    long *ptr = lu->hptr;
-    for (int t = 0; t < nz; t++) {
-        int k0 = list[t];
-        if (mk[k0]) continue;
-        int top = 0;
-        st[top] = k0;
-        ptr[top] = lu->Ustart[k0];
-        mk[k0] = 1;
-        top++;
-        while (top > 0) {
-            int k = st[top - 1];
-            if (ptr[top - 1] < lu->Ustart[k + 1]) {
-                int l = lu->Uidx[ptr[top - 1]++];
-                if (!mk[l]) {
-                    mk[l] = 1;
-                    st[top] = l;
-                    ptr[top] = lu->Ustart[l];
-                    top++;
-                }
-            } else {
-                post[npost++] = k;
-                top--;
-            }
-        }
-    }
-    for (int t = npost - 1; t >= 0; t--) {
-        int k = post[t];
-        double v = w[k];
-        if (v == 0.0) continue;
-        if (fabs(v) < 1e-14) { w[k] = 0.0; continue; }
-        v /= lu->diag[k];
-        w[k] = v;
-        for (long p = lu->Ustart[k]; p < lu->Ustart[k + 1]; p++) w[lu->Uidx[p]] -= lu->Uval[p] * v;
-    }
+    /* U row-wise (the transposed solve) */
+    int npost = u_solve_sparse(lu, lu->Ustart, lu->Uidx, lu->Uval, list, nz);
+    int *post = lu->hpost;
     for (int t = lu->nLnz - 1; t >= 0; t--) {
         int k = lu->Lnz[t];
         double sum = 0.0;
