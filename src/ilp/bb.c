@@ -99,7 +99,8 @@ rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
      * (simplex.h), the same scale as inc_z and bb_cutoff: pass it unchanged.
      * (Subtracting obj_const here cut off nodes that could still improve on
      * the incumbent whenever c0 > 0, e.g. an MPS objective-row RHS.) */
-    if (with_cutoff && c->has_inc) o.cutoff = bb_cutoff(c);
+    if ((with_cutoff & BB_LP_CUTOFF) && c->has_inc) o.cutoff = bb_cutoff(c);
+    o.trial = (with_cutoff & BB_LP_TRIAL) != 0;
     return rk_simplex_solve(c->lps, &o);
 }
 
@@ -299,6 +300,25 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             }
             if (c->has_inc) bb_reduced_cost_fixing(c, c->llb, c->lub);
         }
+        /* probing at the root, once there is an incumbent (its cutoff and
+         * the reduced costs make most of the fixings) */
+        if (depth == 0 && c->has_inc && !c->probed) {
+            c->probed = 1;
+            int fx = bb_probe_root(c, 1);
+            if (c->par->verbose > 1) fprintf(stderr, "milp: probing fixed %d columns, %.2f s\n", fx, bb_elapsed(c));
+            if (fx < 0) {
+                bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
+                return BB_PRUNED;
+            }
+            if (fx > 0) {
+                for (int k = 0; k < c->n; k++) {
+                    if (c->glb[k] > c->llb[k]) c->llb[k] = c->glb[k];
+                    if (c->gub[k] < c->lub[k]) c->lub[k] = c->gub[k];
+                }
+                resolves++;
+                continue;
+            }
+        }
         int up = 0;
         int j = bb_select_branch_var(c, &up, depth);
         if (j == -1) {
@@ -367,6 +387,7 @@ static void bb_ctx_free(bb_ctx *c) {
     free(c->prop_queue);
     free(c->prop_inq);
     bb_queue_free(&c->q);
+    rk_simplex_state_free(c->sb_state);
     if (c->lps) rk_simplex_free(c->lps);
 }
 
@@ -535,7 +556,25 @@ rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     return bb_solve(lp, p, res, err, 1);
 }
 
+static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub);
+
+/* The search runs on a working copy whose integer rows are strengthened
+ * (bb_rows.c); solutions are in the same columns. */
 static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
+    if (!p || p->lp_only || rk_lp_num_integers(lp) == 0) return bb_search(lp, p, res, err, sub);
+    int changed = 0;
+    rk_lp *work = bb_strengthen_rows(lp, &changed);
+    if (!work) {
+        memset(res, 0, sizeof *res);
+        return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    }
+    if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
+    rk_status st = bb_search(changed ? work : lp, p, res, err, sub);
+    rk_lp_free(work);
+    return st;
+}
+
+static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
     rk_milp_params defp;
     if (!p) {
         rk_milp_params_default(&defp);

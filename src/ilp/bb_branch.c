@@ -46,8 +46,8 @@ static int bb_cand_cmp(const void *a, const void *b) {
 
 /* Solve one strong-branching child: returns 1 if infeasible / cut off, else
  * 0 with *zc its value (a valid bound only if optimal: *exact). */
-static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const rk_basis *saved, double *zc,
-                           int *exact) {
+static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const rk_simplex_state *saved,
+                           double *zc, int *exact) {
     double olb = c->llb[j], oub = c->lub[j];
     double nlb = olb, nub = oub;
     if (dir) nlb = ceil(xj);
@@ -56,7 +56,7 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     c->slb[j] = nlb;
     c->sub[j] = nub;
     long it0 = rk_simplex_iterations(c->lps);
-    rk_lp_status st = bb_solve_lp(c, iters, 1);
+    rk_lp_status st = bb_solve_lp(c, iters, BB_LP_CUTOFF | BB_LP_TRIAL);
     c->it_sb += rk_simplex_iterations(c->lps) - it0;
     int inf = 0;
     *exact = 0;
@@ -69,10 +69,10 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     } else {
         *zc = c->z;
     }
-    rk_simplex_set_col_bounds(c->lps, j, olb, oub);
+    /* back to the node's LP: bounds, basis, solution and factors */
+    rk_simplex_state_restore(c->lps, saved);
     c->slb[j] = olb;
     c->sub[j] = oub;
-    rk_simplex_set_basis(c->lps, saved);
     return inf;
 }
 
@@ -107,7 +107,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
     double best_score = -1;
     int tightened = 0;
     int sb_done = 0, no_improve = 0;
-    rk_basis saved = {0};
+    rk_simplex_state *saved = NULL;
     int have_basis = 0;
     int max_cands = depth < 10 ? BB_SB_MAX_CANDS : BB_SB_MAX_CANDS / 2;
     long it_limit = 20 + 2 * (long)c->m;
@@ -119,16 +119,17 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
         double s;
         if (!reliable && sb_done < max_cands && no_improve < BB_SB_LOOKAHEAD && !bb_time_up(c)) {
             if (!have_basis) {
-                if (rk_simplex_get_basis(c->lps, &saved) != RK_OK) break;
+                saved = rk_simplex_state_save(c->lps, c->sb_state);
+                if (!saved) break;
+                c->sb_state = saved;
                 have_basis = 1;
             }
             double zd = c->z, zu = c->z;
             int exd, exu;
-            int infd = bb_strong_child(c, j, 0, c->x[j], it_limit, &saved, &zd, &exd);
-            int infu = bb_strong_child(c, j, 1, c->x[j], it_limit, &saved, &zu, &exu);
+            int infd = bb_strong_child(c, j, 0, c->x[j], it_limit, saved, &zd, &exd);
+            int infu = bb_strong_child(c, j, 1, c->x[j], it_limit, saved, &zu, &exu);
             sb_done++;
             if (infd && infu) {
-                rk_basis_free(&saved);
                 free(cand);
                 return -1;
             }
@@ -154,7 +155,6 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
             no_improve++;
         }
     }
-    if (have_basis) rk_basis_free(&saved);
     free(cand);
     if (tightened) return -2;
     double f = c->x[best] - floor(c->x[best]);

@@ -10,9 +10,13 @@
  *    over the nonbasic columns and slacks shifted to their global bounds is
  *    written back in the structural columns.
  * Cuts go to the simplex with rk_simplex_add_rows; safeguards on
- * fractionality, dynamism, density, violation and efficacy; rounds stop when
- * the bound stalls; at the end the simplex is rebuilt with the binding cuts
- * only (dense inactive rows slow every node). */
+ * fractionality, dynamism, density, violation and efficacy; up to
+ * CUT_PER_ROUND cuts a round (all fractional rows: few cuts a round stall
+ * far below the bound many cuts reach); after each round the cuts that have
+ * been slack for CUT_MAX_AGE rounds leave the LP (the simplex is rebuilt with
+ * the others), so rounds can go on without the LP growing; rounds stop when
+ * the bound stalls; at the end only the binding cuts stay (dense inactive
+ * rows slow every node). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +25,9 @@
 #include "bb_internal.h"
 #include "lu.h"
 
-#define CUT_MAX_ROUNDS 25
+#define CUT_MAX_ROUNDS 50
+#define CUT_PER_ROUND 500
+#define CUT_MAX_AGE 2       /* rounds a slack cut stays in the LP */
 #define CUT_MIN_F0 0.005
 #define CUT_MAX_DYN 1e7
 #define CUT_MAX_DENSITY 0.25
@@ -34,6 +40,7 @@ typedef struct {
     int *idx;
     double *val;
     double *lb, *ub;
+    int *age;              /* rounds the cut has been slack in a row */
 } bb_cutpool;
 
 static void bb_cutpool_free(bb_cutpool *p) {
@@ -42,6 +49,7 @@ static void bb_cutpool_free(bb_cutpool *p) {
     free(p->val);
     free(p->lb);
     free(p->ub);
+    free(p->age);
 }
 
 static int bb_cutpool_add(bb_cutpool *p, int k, const int *idx, const double *val, double lb, double ub) {
@@ -56,6 +64,9 @@ static int bb_cutpool_add(bb_cutpool *p, int k, const int *idx, const double *va
         double *nu = realloc(p->ub, (size_t)nc * sizeof *nu);
         if (!nu) return -1;
         p->ub = nu;
+        int *na = realloc(p->age, (size_t)nc * sizeof *na);
+        if (!na) return -1;
+        p->age = na;
         if (p->cap_c == 0) p->start[0] = 0;
         p->cap_c = nc;
     }
@@ -75,6 +86,7 @@ static int bb_cutpool_add(bb_cutpool *p, int k, const int *idx, const double *va
     p->nnz += k;
     p->lb[p->nc] = lb;
     p->ub[p->nc] = ub;
+    p->age[p->nc] = 0;
     p->nc++;
     p->start[p->nc] = p->nnz;
     return 0;
@@ -234,6 +246,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     /* collected cuts of this round */
     bb_cutpool R = {0};
     R.n = n;
+    int rj_ok = 0, rj_dyn = 0, rj_dens = 0, rj_viol = 0;
     for (int k = 0; k < ncand; k++) {
         int p = cand[k];
         int jb = head[p];
@@ -298,7 +311,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
                 }
             }
         }
-        if (!ok) continue;
+        if (!ok) { rj_ok++; continue; }
         /* clean: drop tiny coefficients using bounds, check dynamism */
         double amax = 0;
         for (int j = 0; j < n; j++) amax = fmax(amax, fabs(cut[j]));
@@ -320,8 +333,8 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             cut_val[cnt] = a;
             cnt++;
         }
-        if (!ok || cnt == 0 || amax / amin > CUT_MAX_DYN) continue;
-        if (cnt > CUT_MAX_DENSITY * n + 10) continue; /* dense cuts slow every LU */
+        if (!ok || cnt == 0 || amax / amin > CUT_MAX_DYN) { rj_dyn++; continue; }
+        if (cnt > CUT_MAX_DENSITY * n + 10) { rj_dens++; continue; } /* dense cuts slow every LU */
         /* violation at the current point */
         double lhs = 0, norm = 0;
         for (int q = 0; q < cnt; q++) {
@@ -330,7 +343,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
         norm = sqrt(norm);
         double viol = rhs - lhs;
-        if (viol <= 1e-6 * fmax(1.0, fabs(rhs)) || viol / norm < 1e-5) continue;
+        if (viol <= 1e-6 * fmax(1.0, fabs(rhs)) || viol / norm < 1e-5) { rj_viol++; continue; }
         /* scale to max |coef| = 1 and relax the side a little for safety */
         double s = 1.0 / amax;
         for (int q = 0; q < cnt; q++) cut_val[q] *= s;
@@ -338,6 +351,9 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         rhs -= 1e-9 * fmax(1.0, fabs(rhs));
         if (bb_cutpool_add(&R, cnt, cut_idx, cut_val, rhs, INFINITY)) break;
     }
+    if (c->par->verbose > 2)
+        fprintf(stderr, "milp: GMI: %d candidates, rejected for bounds %d, dynamism %d, density %d, violation %d\n",
+                ncand, rj_ok, rj_dyn, rj_dens, rj_viol);
     added = 0;
     if (R.nc > 0) {
         int *st32 = malloc((size_t)(R.nc + 1) * sizeof *st32);
@@ -824,34 +840,40 @@ done:
 }
 
 /* Rebuild the simplex with the model rows and only the cuts whose slack is
- * nonbasic (binding): inactive dense rows only slow the node LPs.  The basis
- * is carried over, so the new LP starts optimal. */
-static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
+ * nonbasic (binding): inactive rows only slow the LPs (and, between rounds,
+ * the next round's factorization).  The pool is compacted the same way, so
+ * it keeps describing the simplex's cut rows.  The basis is carried over, so
+ * the new LP starts optimal.  Returns the number of cuts dropped. */
+static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
     int n = c->n, m = c->m;
     rk_basis B = {0};
-    if (P->nc == 0 || rk_simplex_get_basis(c->lps, &B) != RK_OK) return;
-    if (B.m != m + P->nc) { rk_basis_free(&B); return; }
+    if (P->nc == 0 || rk_simplex_get_basis(c->lps, &B) != RK_OK) return 0;
+    if (B.m != m + P->nc) { rk_basis_free(&B); return 0; }
     int keep = 0;
-    for (int k = 0; k < P->nc; k++) keep += B.row[m + k] != 0;
-    if (keep == P->nc) { rk_basis_free(&B); return; }
+    for (int k = 0; k < P->nc; k++) {
+        P->age[k] = B.row[m + k] != 0 ? 0 : P->age[k] + 1;
+        if (P->age[k] <= max_age) keep++;
+    }
+    if (keep == P->nc) { rk_basis_free(&B); return 0; }
     const rk_lp *lp = c->lp;
     rk_lp *lp2 = rk_lp_new();
     rk_error e2;
     int ok = lp2 != NULL;
     for (int j = 0; ok && j < n; j++) ok = rk_lp_add_col(lp2, NULL, lp->obj[j], c->slb[j], c->sub[j], lp->is_int[j]) == j;
     for (int i = 0; ok && i < m; i++) ok = rk_lp_add_row(lp2, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
-    for (int j = 0; ok && j < n; j++)
-        for (long p = c->A.start[j]; ok && p < c->A.start[j + 1]; p++)
-            ok = rk_lp_set_coef(lp2, c->A.index[p], j, c->A.value[p]) == RK_OK;
+    for (int i = 0; ok && i < m; i++)
+        ok = rk_lp_add_row_coefs(lp2, i, (int)(c->row_start[i + 1] - c->row_start[i]), c->row_idx + c->row_start[i],
+                                 c->row_val + c->row_start[i]) == RK_OK;
     int r = m;
     for (int k = 0; ok && k < P->nc; k++) {
-        if (B.row[m + k] == 0) continue;
+        if (P->age[k] > max_age) continue;
         ok = rk_lp_add_row(lp2, NULL, P->lb[k], P->ub[k]) == r;
         if (ok) ok = rk_lp_add_row_coefs(lp2, r, (int)(P->start[k + 1] - P->start[k]), P->idx + P->start[k],
                                          P->val + P->start[k]) == RK_OK;
         r++;
     }
     rk_simplex *s2 = NULL;
+    int dropped = 0;
     if (ok) {
         rk_lp_set_maximize(lp2, lp->maximize);
         rk_lp_set_obj_const(lp2, lp->obj_const);
@@ -867,7 +889,7 @@ static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
             memcpy(nb.row, B.row, (size_t)m);
             int w = m;
             for (int k = 0; k < P->nc; k++)
-                if (B.row[m + k] != 0) nb.row[w++] = B.row[m + k];
+                if (P->age[k] <= max_age) nb.row[w++] = B.row[m + k];
             rk_simplex_set_basis(s2, &nb);
             free(nb.row);
         }
@@ -878,6 +900,25 @@ static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
             bb_read_lp(c);
             c->lp_iter_base += rk_simplex_iterations(old);
             rk_simplex_free(old);
+            /* compact the pool to the rows kept */
+            int w = 0;
+            long nz = 0;
+            for (int k = 0; k < P->nc; k++) {
+                if (P->age[k] > max_age) continue;
+                long a = P->start[k], b = P->start[k + 1];
+                memmove(P->idx + nz, P->idx + a, (size_t)(b - a) * sizeof *P->idx);
+                memmove(P->val + nz, P->val + a, (size_t)(b - a) * sizeof *P->val);
+                P->lb[w] = P->lb[k];
+                P->ub[w] = P->ub[k];
+                P->age[w] = P->age[k];
+                P->start[w] = nz;
+                nz += b - a;
+                w++;
+            }
+            dropped = P->nc - w;
+            P->nc = w;
+            P->nnz = nz;
+            P->start[w] = nz;
         } else {
             c->lps = old; /* keep the full LP */
             rk_simplex_free(s2);
@@ -885,6 +926,7 @@ static void bb_purge_cuts(bb_ctx *c, const bb_cutpool *P) {
     }
     rk_lp_free(lp2);
     rk_basis_free(&B);
+    return dropped;
 }
 
 int bb_root_cuts(bb_ctx *c) {
@@ -894,12 +936,15 @@ int bb_root_cuts(bb_ctx *c) {
     int total = 0;
     double z0 = c->z;
     double last = c->z;
-    int max_total = c->m + 50;
+    int max_live = c->m / 2 + 50;   /* cut rows in the LP at any time */
+    int per_round = CUT_PER_ROUND;
+    int max_age = CUT_MAX_AGE;
     int stall = 0;
-    for (int round = 0; round < CUT_MAX_ROUNDS && total < max_total; round++) {
+    for (int round = 0; round < CUT_MAX_ROUNDS; round++) {
         if (bb_time_up(c)) break;
-        int per = max_total - total;
-        if (per > 50) per = 50;
+        int per = max_live - P.nc;
+        if (per > per_round) per = per_round;
+        if (per <= 0) break;
         int k1 = bb_cmir_round(c, &P, per);
         if (k1 < 0) k1 = 0;
         int k = k1;
@@ -919,15 +964,22 @@ int bb_root_cuts(bb_ctx *c) {
             break;
         }
         bb_read_lp(c);
+        /* drop the cuts that went slack: the next round factors a smaller
+         * basis and the bound is carried by the binding ones */
+        if (max_age >= 0) bb_purge_cuts(c, &P, max_age);
+        c->mm = rk_simplex_num_rows(c->lps);
         double gain = c->z - last;
         last = c->z;
-        if (gain < 1e-4 * fmax(1.0, fabs(c->z)) + 1e-6 * fabs(c->z - z0)) {
-            if (++stall >= 2) break;
+        if (c->par->verbose > 1)
+            fprintf(stderr, "milp: cut round %d: %d cuts (%d c-MIR), %d binding, bound %.10g, %.2f s\n", round, k, k1,
+                    P.nc, c->sense * c->z, bb_elapsed(c));
+        if (gain < 1e-4 * fmax(1.0, fabs(c->z)) + 1e-3 * fabs(c->z - z0)) {
+            if (++stall >= 3) break;
         } else {
             stall = 0;
         }
     }
-    if (total) bb_purge_cuts(c, &P);
+    bb_purge_cuts(c, &P, 0);
     c->mm = rk_simplex_num_rows(c->lps);
     if (c->par->verbose && total)
         fprintf(stderr, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s\n", total,

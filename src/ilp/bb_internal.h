@@ -89,7 +89,10 @@ typedef struct bb_ctx {
     int *tmp_i;
     int *prop_queue;
     char *prop_inq;
+    int prop_obj_dirty;   /* a column with a cost was tightened: objective row again */
+    int probed;           /* root probing done (with an incumbent) */
     rk_basis basis_tmp;
+    rk_simplex_state *sb_state; /* node LP snapshot for strong branching (reused) */
 } bb_ctx;
 
 double bb_now(void);
@@ -144,8 +147,23 @@ void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double fr
 
 /* LP helpers (bb.c) */
 void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
+/* with_cutoff: 0, or BB_LP_CUTOFF (stop once the incumbent's cutoff is
+ * passed), plus BB_LP_TRIAL for a solve whose state is thrown away. */
+#define BB_LP_CUTOFF 1
+#define BB_LP_TRIAL 2
 rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff);
 void bb_read_lp(bb_ctx *c);
+
+/* integer rows (bb_rows.c): a copy of lp whose all-integer rows are divided
+ * by their coefficients' gcd with bounds rounded inwards (same integer
+ * solutions); *n_changed counts them.  NULL when out of memory. */
+rk_lp *bb_strengthen_rows(const rk_lp *lp, int *n_changed);
+
+/* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
+ * objective cutoff, with use_rc the root LP's reduced-cost bound) in
+ * glb/gub; returns the number fixed, -1 when no solution better than the
+ * incumbent exists. */
+int bb_probe_root(bb_ctx *c, int use_rc);
 
 /* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */
 int bb_root_cuts(bb_ctx *c);

@@ -1,7 +1,11 @@
 /* bb_prop.c — owns domain propagation for branch-and-bound: bound
  * tightening of integer columns from the minimum / maximum activity of each
  * row (binaries and general integers alike), and infeasibility detection
- * when a row cannot be satisfied within the current bounds. */
+ * when a row cannot be satisfied within the current bounds.  Once there is
+ * an incumbent, the objective is one more row, `objective <= cutoff` (only
+ * solutions better than the incumbent are of interest): a column whose
+ * cost alone would pass the cutoff is fixed, which the other rows then
+ * propagate. */
 #include <math.h>
 
 #include "bb_internal.h"
@@ -73,6 +77,7 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
             }
             can_u = rub != INFINITY && ninf_min <= 1;
             can_l = rlb != -INFINITY && ninf_max <= 1;
+            if (c->obj[j] != 0) c->prop_obj_dirty = 1;
             /* queue the other rows of j */
             const int *ri = c->A.index + c->A.start[j];
             long cnt = c->A.start[j + 1] - c->A.start[j];
@@ -82,6 +87,49 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
                     c->prop_inq[r] = 1;
                     out[(*n_out)++] = r;
                 }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The objective row: sum obj_j x_j + obj_const <= cutoff.  Returns 1 if
+ * infeasible; tightened columns' rows are queued (ring of capacity m). */
+static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *ring, int head, int *count) {
+    c->prop_obj_dirty = 0;
+    double cut = bb_cutoff(c);
+    if (!isfinite(cut)) return 0;
+    int n = c->n, m = c->m;
+    double minact = c->obj_const;
+    for (int j = 0; j < n; j++) {
+        double a = c->obj[j];
+        if (a == 0) continue;
+        double v = a > 0 ? lb[j] : ub[j];
+        if (!isfinite(v)) return 0; /* unbounded below: nothing to say */
+        minact += a * v;
+    }
+    double tol = 1e-6 * fmax(1.0, fabs(cut));
+    if (minact > cut + tol) return 1;
+    for (int j = 0; j < n; j++) {
+        double a = c->obj[j];
+        if (a == 0 || !c->is_int[j] || lb[j] == ub[j]) continue;
+        double room = (cut + tol - minact) / fabs(a); /* how far j may move from its cheap bound */
+        if (a > 0) {
+            double t = lb[j] + floor(room + 1e-9);
+            if (t >= ub[j]) continue;
+            ub[j] = t;
+        } else {
+            double t = ub[j] - floor(room + 1e-9);
+            if (t <= lb[j]) continue;
+            lb[j] = t;
+        }
+        const int *ri = c->A.index + c->A.start[j];
+        long cnt = c->A.start[j + 1] - c->A.start[j];
+        for (long k = 0; k < cnt; k++) {
+            int r = ri[k];
+            if (!c->prop_inq[r] && *count < m) {
+                c->prop_inq[r] = 1;
+                ring[(head + (*count)++) % m] = r;
             }
         }
     }
@@ -103,7 +151,9 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
     }
     long budget = 10L * m + 1000;
     int infeasible = 0;
-    while (count > 0) {
+    int use_obj = c->has_inc;
+    if (use_obj && bb_propagate_objective(c, lb, ub, ring, head, &count)) infeasible = 1;
+    while (count > 0 && !infeasible) {
         int i = ring[head];
         head = (head + 1) % m;
         count--;
@@ -114,6 +164,9 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
         for (int k = 0; k < nq; k++) ring[(head + count + k) % m] = c->tmp_i[k];
         count += nq;
         if (infeasible) break;
+        if (count == 0 && use_obj && c->prop_obj_dirty && budget > 0 &&
+            bb_propagate_objective(c, lb, ub, ring, head, &count))
+            infeasible = 1;
     }
     if (infeasible)
         for (int k = 0; k < count; k++) c->prop_inq[ring[(head + k) % m]] = 0;

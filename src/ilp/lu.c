@@ -52,6 +52,7 @@ struct rk_lu {
     int *crank;                   /* position -> pivot */
     /* eta file */
     int neta, eta_cap_n;
+    unsigned long generation;     /* factorizations done */
     int *eta_p;
     double *eta_piv;
     long *eta_start, eta_cap, eta_nnz;
@@ -185,6 +186,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
                  int *bad_pos, int *bad_row) {
     if (ensure_m(lu, m)) return -1;
     lu->m = m;
+    lu->generation++;
     lu->neta = 0;
     lu->eta_nnz = 0;
     lu->npiv = 0;
@@ -750,3 +752,11 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
 }
 
 int rk_lu_num_updates(const rk_lu *lu) { return lu->neta; }
+
+unsigned long rk_lu_generation(const rk_lu *lu) { return lu->generation; }
+
+void rk_lu_truncate_updates(rk_lu *lu, int k) {
+    if (k < 0 || k >= lu->neta) return;
+    lu->neta = k;
+    lu->eta_nnz = k > 0 ? lu->eta_start[k] : 0;
+}

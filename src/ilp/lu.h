@@ -36,4 +36,11 @@ void rk_lu_btran(rk_lu *lu, double *x);
 int rk_lu_update(rk_lu *lu, int p, const double *alpha);
 int rk_lu_num_updates(const rk_lu *lu);
 
+/* Factorizations done so far (a snapshot of the updates is only good while
+ * this is unchanged). */
+unsigned long rk_lu_generation(const rk_lu *lu);
+/* Drop the updates after the first k (k <= rk_lu_num_updates): the factors
+ * describe the basis they described then.  Same generation only. */
+void rk_lu_truncate_updates(rk_lu *lu, int k);
+
 #endif

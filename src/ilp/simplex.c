@@ -65,6 +65,9 @@ struct rk_simplex {
     int shifted;              /* small cost shifts from the ratio test */
     unsigned long long rng;
     int solved_once;
+    int x_valid, d_valid;     /* x / d match the basis and bounds (after an optimal solve) */
+    int trial;                /* this solve keeps the DSE weights as they are */
+    int n_incr;               /* in-place x updates since the last solve */
     double t0, time_limit;
     long iter_limit_abs;
     int verbose;
@@ -454,8 +457,12 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         double *alpha = s->alpha, *tau = s->tau;
         for (int i = 0; i < m; i++) alpha[i] = 0.0;
         col_axpy(s, q, 1.0, alpha);
-        memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
-        rk_lu_ftran2(s->lu, alpha, tau);
+        if (s->trial) {
+            rk_lu_ftran(s->lu, alpha);
+        } else {
+            memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
+            rk_lu_ftran2(s->lu, alpha, tau);
+        }
         double arq = alpha[r];
         if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
             if (tiny_pass) return LOOP_INFEASIBLE; /* the tiny pivot is noise */
@@ -498,7 +505,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         s->x[q] += thp;
         s->x[jr] = bound;
         /* DSE weights */
-        for (int p = 0; p < m; p++) {
+        for (int p = 0; p < m && !s->trial; p++) {
             if (p == r || alpha[p] == 0.0) continue;
             double ratio = alpha[p] / arq;
             double w = s->dse[p] - 2.0 * ratio * tau[p] + ratio * ratio * wr;
@@ -915,12 +922,29 @@ void rk_simplex_free(rk_simplex *s) {
 int rk_simplex_num_cols(const rk_simplex *s) { return s->n; }
 int rk_simplex_num_rows(const rk_simplex *s) { return s->m; }
 
+#define MAX_INCR 4  /* in-place primal updates before a full recomputation is cheaper */
+
 void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub) {
     s->olb[j] = lb;
     s->oub[j] = ub;
     s->lb[j] = lb / s->cs[j];
     s->ub[j] = ub / s->cs[j];
-    if (s->vst[j] != VS_BASIC) fix_status(s, j);
+    if (s->vst[j] == VS_BASIC) return; /* x unchanged, only its feasibility */
+    double old = s->x[j];
+    fix_status(s, j);
+    double delta = s->x[j] - old;
+    if (delta == 0.0 || !s->x_valid) return;
+    if (!isfinite(delta) || !s->lu_ok || s->need_refactor || s->n_incr >= MAX_INCR) {
+        s->x_valid = 0;
+        return;
+    }
+    /* B x_B = -N x_N: x_B -= B^-1 a_j delta */
+    double *t = s->tmp;
+    for (int i = 0; i < s->m; i++) t[i] = 0.0;
+    col_axpy(s, j, delta, t);
+    rk_lu_ftran(s->lu, t);
+    for (int p = 0; p < s->m; p++) s->x[s->head[p]] -= t[p];
+    s->n_incr++;
 }
 
 void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub) {
@@ -947,6 +971,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     s->time_limit = o->time_limit;
     s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
     s->verbose = o->verbose;
+    s->trial = o->trial;
     for (int j = 0; j < N_of(s); j++)
         if (s->lb[j] > s->ub[j] + PTOL * (1.0 + fabs(s->ub[j]))) {
             s->last = RK_LP_INFEASIBLE; /* crossing bounds */
@@ -956,13 +981,23 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     s->solved_once = 1;
     remove_perturbation(s);
     int N = N_of(s);
-    for (int j = 0; j < N; j++) fix_status(s, j);
+    for (int j = 0; j < N; j++) {
+        if (s->vst[j] == VS_BASIC) continue;
+        double old = s->x[j];
+        fix_status(s, j);
+        if (s->x[j] != old) s->x_valid = 0;
+    }
+    int warm = s->x_valid && s->d_valid && s->lu_ok && !s->need_refactor;
     int rc = LOOP_ERROR;
     for (int attempt = 0; attempt < 6; attempt++) {
         if (!s->lu_ok || s->need_refactor)
             if (refactor(s)) { rc = LOOP_ERROR; break; }
-        compute_primal(s);
-        compute_duals(s);
+        /* after an optimal solve and bound changes, x and d are current:
+         * no FTRAN / BTRAN / pricing pass before the first iteration */
+        if (!(attempt == 0 && warm)) {
+            compute_primal(s);
+            compute_duals(s);
+        }
         int nflip = 0;
         {
             /* would flipping make it dual feasible? */
@@ -1013,6 +1048,9 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     if (rc == LOOP_OPTIMAL) {
         remove_perturbation(s);
     }
+    /* an optimal solve ends with x and d recomputed from the factors */
+    s->x_valid = s->d_valid = rc == LOOP_OPTIMAL && !s->perturbed && !s->shifted;
+    s->n_incr = 0;
     s->last = map_loop(rc);
     return s->last;
 }
@@ -1055,6 +1093,7 @@ rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b) {
 
 rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
     if (b->n != s->n || b->m != s->m) return RK_EINPUT;
+    s->x_valid = s->d_valid = 0;
     int nb = 0;
     for (int j = 0; j < s->n; j++) nb += b->col[j] == 0;
     for (int i = 0; i < s->m; i++) nb += b->row[i] == 0;
@@ -1144,6 +1183,7 @@ long rk_simplex_iterations(const rk_simplex *s) { return s->iters; }
 
 rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const double *ub,
                               const int *start, const int *idx, const double *val) {
+    s->x_valid = s->d_valid = 0;
     if (nrows <= 0) return RK_OK;
     int n = s->n, m0 = s->m, m1 = m0 + nrows;
     long add = start[nrows] - start[0];
@@ -1211,4 +1251,100 @@ rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const 
     }
     s->lu_ok = 0;
     return RK_OK;
+}
+
+/* ------------------------------------------------------------ snapshot */
+
+struct rk_simplex_state {
+    int n, m;
+    int *head, *bpos;
+    signed char *vst;
+    double *x, *d, *dse, *lb, *ub, *olb, *oub;
+    unsigned long lu_gen;
+    int neta, lu_ok, need_refactor, x_valid, d_valid;
+    rk_lp_status last;
+};
+
+void rk_simplex_state_free(rk_simplex_state *st) {
+    if (!st) return;
+    free(st->head); free(st->bpos); free(st->vst); free(st->x); free(st->d); free(st->dse);
+    free(st->lb); free(st->ub); free(st->olb); free(st->oub);
+    free(st);
+}
+
+rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *st) {
+    int n = s->n, m = s->m, N = n + m;
+    if (st && (st->n != n || st->m != m)) {
+        rk_simplex_state_free(st);
+        st = NULL;
+    }
+    if (!st) {
+        st = calloc(1, sizeof *st);
+        if (!st) return NULL;
+        st->n = n;
+        st->m = m;
+        size_t mm = (size_t)(m ? m : 1), NN = (size_t)N, nn = (size_t)(n ? n : 1);
+        st->head = malloc(mm * sizeof *st->head);
+        st->bpos = malloc(NN * sizeof *st->bpos);
+        st->vst = malloc(NN);
+        st->x = malloc(NN * sizeof *st->x);
+        st->d = malloc(NN * sizeof *st->d);
+        st->dse = malloc(mm * sizeof *st->dse);
+        st->lb = malloc(NN * sizeof *st->lb);
+        st->ub = malloc(NN * sizeof *st->ub);
+        st->olb = malloc(nn * sizeof *st->olb);
+        st->oub = malloc(nn * sizeof *st->oub);
+        if (!st->head || !st->bpos || !st->vst || !st->x || !st->d || !st->dse || !st->lb || !st->ub || !st->olb ||
+            !st->oub) {
+            rk_simplex_state_free(st);
+            return NULL;
+        }
+    }
+    memcpy(st->head, s->head, (size_t)m * sizeof *st->head);
+    memcpy(st->bpos, s->bpos, (size_t)N * sizeof *st->bpos);
+    memcpy(st->vst, s->vst, (size_t)N);
+    memcpy(st->x, s->x, (size_t)N * sizeof *st->x);
+    memcpy(st->d, s->d, (size_t)N * sizeof *st->d);
+    memcpy(st->dse, s->dse, (size_t)m * sizeof *st->dse);
+    memcpy(st->lb, s->lb, (size_t)N * sizeof *st->lb);
+    memcpy(st->ub, s->ub, (size_t)N * sizeof *st->ub);
+    memcpy(st->olb, s->olb, (size_t)n * sizeof *st->olb);
+    memcpy(st->oub, s->oub, (size_t)n * sizeof *st->oub);
+    st->lu_gen = rk_lu_generation(s->lu);
+    st->neta = rk_lu_num_updates(s->lu);
+    st->lu_ok = s->lu_ok;
+    st->need_refactor = s->need_refactor;
+    st->x_valid = s->x_valid;
+    st->d_valid = s->d_valid;
+    st->last = s->last;
+    return st;
+}
+
+void rk_simplex_state_restore(rk_simplex *s, const rk_simplex_state *st) {
+    int n = s->n, m = s->m, N = n + m;
+    if (st->n != n || st->m != m) return;
+    memcpy(s->head, st->head, (size_t)m * sizeof *s->head);
+    memcpy(s->bpos, st->bpos, (size_t)N * sizeof *s->bpos);
+    memcpy(s->vst, st->vst, (size_t)N);
+    memcpy(s->x, st->x, (size_t)N * sizeof *s->x);
+    memcpy(s->d, st->d, (size_t)N * sizeof *s->d);
+    memcpy(s->dse, st->dse, (size_t)m * sizeof *s->dse);
+    memcpy(s->lb, st->lb, (size_t)N * sizeof *s->lb);
+    memcpy(s->ub, st->ub, (size_t)N * sizeof *s->ub);
+    memcpy(s->olb, st->olb, (size_t)n * sizeof *s->olb);
+    memcpy(s->oub, st->oub, (size_t)n * sizeof *s->oub);
+    remove_perturbation(s);
+    s->last = st->last;
+    s->n_incr = 0;
+    if (st->lu_ok && s->lu_ok && rk_lu_generation(s->lu) == st->lu_gen && rk_lu_num_updates(s->lu) >= st->neta) {
+        rk_lu_truncate_updates(s->lu, st->neta);
+        s->need_refactor = st->need_refactor;
+        s->x_valid = st->x_valid;
+        s->d_valid = st->d_valid;
+    } else {
+        /* refactored since: the factors are of another basis */
+        s->lu_ok = 0;
+        s->need_refactor = 1;
+        s->x_valid = s->d_valid = 0;
+    }
 }

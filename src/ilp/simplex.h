@@ -30,6 +30,9 @@ typedef struct {
      * none.  Not checked while the anti-degeneracy cost perturbation is
      * active (the solve then just continues to optimality). */
     double cutoff;
+    /* Trial solves whose state is thrown away (strong branching): the dual
+     * steepest-edge weights are not updated (saves one FTRAN an iteration). */
+    int trial;
     int verbose;        /* log to stderr */
 } rk_simplex_opts;
 
@@ -43,7 +46,9 @@ int rk_simplex_num_cols(const rk_simplex *s);
 int rk_simplex_num_rows(const rk_simplex *s);
 
 /* Column bounds in original index and units (the basis is kept: the next
- * solve is a warm start). */
+ * solve is a warm start; after an optimal solve, a few changes of nonbasic
+ * columns update the primal values in place, so the next solve starts
+ * without recomputing them). */
 void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub);
 void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub);
 
@@ -80,6 +85,16 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b);
 void rk_basis_free(rk_basis *b);
 
 long rk_simplex_iterations(const rk_simplex *s); /* total over all solves */
+
+/* A snapshot of the engine's basis, bounds, solution and factors, to come
+ * back to cheaply after trial solves (strong branching): restoring drops the
+ * LU updates made since (no refactorization, no FTRAN) unless the basis was
+ * refactored meanwhile.  Only for the rk_simplex it was taken from, with the
+ * same rows. */
+typedef struct rk_simplex_state rk_simplex_state;
+rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *reuse); /* NULL: out of memory */
+void rk_simplex_state_restore(rk_simplex *s, const rk_simplex_state *st);
+void rk_simplex_state_free(rk_simplex_state *st);
 
 /* Append nrows rows (cuts) lb <= sum val*x[idx] <= ub, in CSR form:
  * row k has entries start[k] .. start[k+1]-1 of idx/val (original column

@@ -13,7 +13,7 @@
 static void milp_usage(FILE *f) {
     fprintf(f,
             "usage: rkmate milp FILE.mps[.gz] [--lp] [--time-limit S] [--gap G] [--node-limit N]\n"
-            "                   [--threads N] [--json] [-o SOLUTION] [--quiet]\n"
+            "                   [--threads N] [--json] [-o SOLUTION] [--quiet] [--verbose]\n"
             "  Solve a MILP (or with --lp its LP relaxation) given in fixed or free MPS.\n"
             "  --lp             solve the LP relaxation only\n"
             "  --time-limit S   stop after S seconds with the best solution and its bound\n"
@@ -24,6 +24,7 @@ static void milp_usage(FILE *f) {
             "                   iterations, time_s\n"
             "  -o SOLUTION      write 'name value' for every column (never over the input)\n"
             "  --quiet          no progress on stderr\n"
+            "  --verbose        more progress (cut rounds, heuristics), even when stderr is not a terminal\n"
             "exit status: 0 solved (optimal, unbounded or a limit reached), 3 infeasible,\n"
             "2 bad input, 1 other failure\n");
 }
@@ -74,7 +75,7 @@ int rk_cmd_milp(int argc, char **argv) {
     const char *cmd = "milp";
     rk_milp_params p;
     rk_milp_params_default(&p);
-    int json = 0, quiet = 0;
+    int json = 0, quiet = 0, verbose = 0;
     const char *out = NULL;
     static const struct option opts[] = {
         {"lp", no_argument, NULL, 'l'},
@@ -85,6 +86,7 @@ int rk_cmd_milp(int argc, char **argv) {
         {"json", no_argument, NULL, 'J'},
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'V'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -115,6 +117,7 @@ int rk_cmd_milp(int argc, char **argv) {
         case 'J': json = 1; break;
         case 'o': out = optarg; break;
         case 'q': quiet = 1; break;
+        case 'V': verbose = 1; break;
         case 'h': milp_usage(stdout); return CLI_OK;
         case ':':
             return cli_usage_error(cmd, "option %s needs a value", argv[optind - 1]);
@@ -128,7 +131,7 @@ int rk_cmd_milp(int argc, char **argv) {
     const char *path = argv[optind];
     if (out && (strcmp(out, path) == 0 || milp_same_file(out, path)))
         return cli_usage_error(cmd, "-o %s: refusing to write the solution over the input file", out);
-    p.verbose = cli_progress_wanted(quiet);
+    p.verbose = verbose && !quiet ? 2 : cli_progress_wanted(quiet);
 
     rk_error err;
     err.msg[0] = 0;

@@ -166,9 +166,10 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
                         rk_milp_status_name(res.status), name);
     }
     if (p->verbose)
-        fprintf(stderr, "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (%.3f s)\n", name, b->cols, b->rows,
+        fprintf(stderr, "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (looser optimum %.6g, incumbent %.6g) (%.3f s)\n",
+                name, b->cols, b->rows,
                 b->state == B_OPT ? "optimal" : b->state == B_INF ? "infeasible" : b->state == B_TL ? "time limit" : "unknown",
-                b->obj, b->time_s);
+                b->obj, kb, inc ? inc->obj : INFINITY, b->time_s);
     rk_milp_result_free(&res);
 }
 

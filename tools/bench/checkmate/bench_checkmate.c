@@ -5,7 +5,9 @@
  *
  *   bench_checkmate [--chain FILE.rkg] [--grid PxS] [--threads N]
  *                   [--batch B --seq S --hidden H --heads A]
- *                   [--time-limit S] [--no-cbc] [--keep DIR] [--order 0|1] */
+ *                   [--time-limit S] [--no-cbc] [--keep DIR] [--order 0|1]
+ *                   [--list]   (with --no-cbc: one line per ILP, own solver only)
+ *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent) */
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -61,11 +63,11 @@ int main(int argc, char **argv) {
     const char *chain_path = NULL, *keep = NULL;
     int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
     double tl = 10;
-    int order = 0;
+    int order = 0, list = 0, verbose = 0;
     static struct option lo[] = {{"chain", 1, 0, 'c'}, {"grid", 1, 0, 'g'}, {"threads", 1, 0, 't'},
                                  {"batch", 1, 0, 'b'}, {"seq", 1, 0, 's'},  {"hidden", 1, 0, 'H'},
                                  {"heads", 1, 0, 'a'}, {"time-limit", 1, 0, 'T'}, {"no-cbc", 0, 0, 'n'},
-                                 {"keep", 1, 0, 'k'},  {"order", 1, 0, 'o'}, {0, 0, 0, 0}};
+                                 {"keep", 1, 0, 'k'},  {"order", 1, 0, 'o'}, {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -85,6 +87,8 @@ int main(int argc, char **argv) {
         case 'n': cbc = 0; break;
         case 'k': keep = optarg; break;
         case 'o': order = atoi(optarg); break;
+        case 'l': list = 1; break;
+        case 'v': verbose = 1; break;
         default: return 2;
         }
     }
@@ -130,6 +134,7 @@ int main(int argc, char **argv) {
     p.solve = own_solve;
     p.solve_ctx = &R;
     p.order = order;
+    p.verbose = verbose;
     double total_own = 0;
     int total_ilps = 0;
     for (int c = 0; c < ch.n_classes; c++) {
@@ -163,6 +168,13 @@ int main(int argc, char **argv) {
         free(opts);
     }
     printf("TOTAL own solver: %d ILPs, %.3f s wall on %d threads\n", total_ilps, total_own, threads);
+    if (list && !cbc) {
+        qsort(R.r, (size_t)R.n, sizeof *R.r, cmp_rec);
+        for (int i = 0; i < R.n; i++)
+            printf("  %-22s own %-10s %14.4f %8.3f s\n", R.r[i].tag,
+                   R.r[i].status >= 0 ? rk_milp_status_name((rk_milp_status)R.r[i].status) : "error", R.r[i].obj,
+                   R.r[i].time_s);
+    }
     if (cbc) {
         qsort(R.r, (size_t)R.n, sizeof *R.r, cmp_rec);
         double cbc_total = 0, own_total = 0;
