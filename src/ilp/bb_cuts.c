@@ -255,6 +255,19 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         for (int i = 0; i < m; i++) y[i] = 0;
         y[p] = 1.0;
         rk_lu_btran(lu, y); /* row p of B^-1, indexed by row */
+        /* tableau row of the structurals, y' [A; cuts], scattered row-wise
+         * from the nonzeros of y (sparse: far fewer than the columns) */
+        memset(abar, 0, (size_t)n * sizeof *abar);
+        for (int i = 0; i < m; i++) {
+            double yi = y[i];
+            if (yi == 0.0) continue;
+            if (i < c->m) {
+                for (long q = c->row_start[i]; q < c->row_start[i + 1]; q++) abar[c->row_idx[q]] += yi * c->row_val[q];
+            } else {
+                int kk = i - c->m;
+                for (long q = P->start[kk]; q < P->start[kk + 1]; q++) abar[P->idx[q]] += yi * P->val[q];
+            }
+        }
         /* tableau entries of nonbasic variables, cut coefficients in x space */
         memset(cut, 0, (size_t)n * sizeof *cut);
         double rhs = 1.0; /* sum g_k t_k >= 1 */
@@ -266,8 +279,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             double lo, hi;
             int integral;
             if (j < n) {
-                alpha = 0;
-                for (long q = L.cs[j]; q < L.cs[j + 1]; q++) alpha += y[L.ci[q]] * L.cv[q];
+                alpha = abar[j];
                 lo = c->glb[j];
                 hi = c->gub[j];
                 integral = c->is_int[j];

@@ -40,6 +40,7 @@ struct rk_simplex {
     double *Arv;
     double *cs, *rs;          /* column / row scale: x = cs x', row' = rs row */
     double *c;                /* true scaled costs (N) */
+    int *cnz, ncnz;           /* the columns with a nonzero cost (structurals only) */
     double *cw;               /* working costs (perturbed / shifted) */
     double *lb, *ub;          /* scaled bounds (N) */
     double *olb, *oub, *oc;   /* original column bounds and costs (n) */
@@ -231,6 +232,10 @@ static void compute_row(rk_simplex *s, const double *rho) {
 
 static double objective_internal(const rk_simplex *s, const double *cost) {
     double o = 0.0;
+    if (cost == s->c) { /* the true costs: only the columns that have one */
+        for (int k = 0; k < s->ncnz; k++) o += cost[s->cnz[k]] * s->x[s->cnz[k]];
+        return o;
+    }
     int N = N_of(s);
     for (int j = 0; j < N; j++)
         if (cost[j] != 0.0) o += cost[j] * s->x[j];
@@ -768,7 +773,7 @@ static int alloc_arrays(rk_simplex *s, int n, int m) {
     int N = n + m;
     size_t Nz = (size_t)(N ? N : 1), mz = (size_t)(m ? m : 1);
 #define AL(p, k) do { void *q_ = realloc((p), (k) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
-    AL(s->c, Nz); AL(s->cw, Nz); AL(s->lb, Nz); AL(s->ub, Nz);
+    AL(s->c, Nz); AL(s->cnz, Nz); AL(s->cw, Nz); AL(s->lb, Nz); AL(s->ub, Nz);
     AL(s->bpos, Nz); AL(s->vst, Nz); AL(s->x, Nz); AL(s->d, Nz); AL(s->dvx, Nz); AL(s->arow, Nz);
     AL(s->cand, Nz); AL(s->alist, Nz); AL(s->amark, Nz);
     AL(s->head, mz); AL(s->y, mz); AL(s->dse, mz); AL(s->rho, mz); AL(s->alpha, mz); AL(s->tau, mz);
@@ -883,6 +888,7 @@ rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
         s->olb[j] = lp->col_lb[j];
         s->oub[j] = lp->col_ub[j];
         s->c[j] = s->sense * lp->obj[j] * s->cs[j];
+        if (s->c[j] != 0.0) s->cnz[s->ncnz++] = j;
         s->lb[j] = lp->col_lb[j] / s->cs[j];
         s->ub[j] = lp->col_ub[j] / s->cs[j];
         s->vst[j] = VS_LB;
@@ -909,7 +915,7 @@ void rk_simplex_free(rk_simplex *s) {
     if (!s) return;
     free(s->Acs); free(s->Aci); free(s->Acv);
     free(s->Ars); free(s->Arj); free(s->Arv);
-    free(s->cs); free(s->rs); free(s->c); free(s->cw); free(s->lb); free(s->ub);
+    free(s->cs); free(s->rs); free(s->c); free(s->cnz); free(s->cw); free(s->lb); free(s->ub);
     free(s->olb); free(s->oub); free(s->oc);
     free(s->head); free(s->bpos); free(s->vst); free(s->x); free(s->d); free(s->y);
     free(s->dse); free(s->dvx);
