@@ -1,14 +1,16 @@
 /* cm_grid.c — the (M_peak, M_save) budget grid of a block class: budgets
- * solved loose → tight in levels (a budget waits for every looser one), a
+ * solved loose → tight (a budget waits for every looser one), a
  * budget answered without an ILP when a looser budget's proven optimum fits
  * it or a looser budget is infeasible, the looser optima as the known bound
- * and the best schedule found so far that fits as the incumbent; budgets of
- * one level in parallel (OpenMP); options deduplicated and sorted. */
+ * and the cheapest looser schedule that fits as the incumbent; budgets whose
+ * looser budgets are all finished in parallel (OpenMP threads taking ready
+ * budgets, no barrier); options deduplicated and sorted. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cm_internal.h"
 
@@ -35,6 +37,15 @@ typedef struct {
 static int fits(const budget *sol, const budget *b) { return sol->peak <= b->p && sol->saved <= b->s; }
 static int looser(const budget *a, const budget *b) { return a != b && a->p >= b->p && a->s >= b->s; }
 
+/* Budgets b waits for and reads: the looser ones (bounds, reuse), and for
+ * incumbents also the grid neighbours (within CM_NEAR lines) of a lower
+ * level, whose schedules often fit. */
+#define CM_NEAR 3
+static int depends(const budget *o, const budget *b) {
+    if (looser(o, b)) return 1;
+    return o != b && o->level < b->level && abs(o->i - b->i) <= CM_NEAR && abs(o->j - b->j) <= CM_NEAR;
+}
+
 static int cmp_opt(const void *x, const void *y) {
     const rk_option *a = *(rk_option *const *)x, *b = *(rk_option *const *)y;
 #define CMPF(f)                                                                                                        \
@@ -55,7 +66,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     double kb = -INFINITY;
     for (int k = 0; k < nb; k++) {
         budget *o = &B[k];
-        if (o->level >= b->level || !looser(o, b)) continue;
+        if (!looser(o, b)) continue;
         if (o->state == B_INF) {
             b->state = B_INF;
             b->owner = -1;
@@ -64,7 +75,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     }
     for (int k = 0; k < nb; k++) {
         budget *o = &B[k];
-        if (o->level >= b->level || !looser(o, b)) continue;
+        if (!looser(o, b)) continue;
         if (o->state == B_OPT && fits(&B[o->owner], b)) {
             b->state = B_OPT;
             b->owner = o->owner;
@@ -73,11 +84,12 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         if (o->state == B_OPT && B[o->owner].obj > kb) kb = B[o->owner].obj;
         if (o->state == B_TL && B[o->owner].bound > kb) kb = B[o->owner].bound;
     }
-    /* incumbent: the cheapest schedule already found that fits */
+    /* incumbent: the cheapest schedule that fits, of a budget b depends on
+     * (all finished) or the min-peak seed (level -1) */
     const budget *inc = NULL;
     for (int k = 0; k < nb; k++) {
         budget *o = &B[k];
-        if (o->level >= b->level || o->owner != k || !o->x) continue;
+        if (!(o->level < 0 || depends(o, b)) || o->owner != k || !o->x) continue;
         if (!fits(o, b)) continue;
         if (!inc || o->obj < inc->obj) inc = o;
     }
@@ -224,7 +236,6 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
             nb++;
         }
     }
-    int maxlev = 0;
     /* order by (p desc, s desc): every looser budget comes first */
     int *ord = malloc((size_t)nb * sizeof(int));
     if (!ord) {
@@ -247,9 +258,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         int lev = 0;
         for (int c = 0; c < a; c++)
             if (looser(&B[ord[c]], b) && B[ord[c]].level + 1 > lev) lev = B[ord[c]].level + 1;
-        if (p->order == 1) lev = b->i + (S - 1 - b->j);
         b->level = lev;
-        if (lev > maxlev) maxlev = lev;
     }
     /* the min-peak schedule seeds the incumbents (level -1, never reused as
      * an optimum, not an option) */
@@ -280,26 +289,65 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         nall = nb + 1;
     }
     int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
-    int *lv = malloc((size_t)nb * sizeof(int));
-    if (!lv) {
+    /* A budget starts once every budget it depends on is finished (it reads
+     * only those and the seed, so its result does not depend on the timing);
+     * ready budgets go in (level, p desc, s desc) order.  No barrier between
+     * levels: a thread never waits for budgets its next one does not need. */
+    int *ndep = calloc((size_t)nb + 1, sizeof *ndep), *rank = malloc((size_t)nb * sizeof *rank);
+    char *started = calloc((size_t)nb + 1, 1);
+    if (!ndep || !rank || !started) {
+        free(ndep);
+        free(rank);
+        free(started);
         free(ord);
         free(B);
         rk_checkmate_model_free(m);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
-    for (int L = 0; L <= maxlev && !r; L++) {
-        int cnt = 0;
-        for (int a = 0; a < nb; a++)
-            if (B[ord[a]].level == L) lv[cnt++] = ord[a];
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-        for (int q = 0; q < cnt; q++) solve_one(m, p, B, nall, lv[q]);
-        for (int q = 0; q < cnt && !r; q++)
-            if (B[lv[q]].st) {
-                *err = B[lv[q]].err;
-                r = B[lv[q]].st;
+    for (int a = 0; a < nb; a++) rank[ord[a]] = a;
+    for (int a = 0; a < nb; a++)
+        for (int c = 0; c < nb; c++)
+            if (depends(&B[c], &B[a])) ndep[a]++;
+    int n_done = 0, failed = 0;
+#pragma omp parallel num_threads(nt)
+    for (;;) {
+        int pick = -1, finish = 0;
+#pragma omp critical(cm_grid_sched)
+        {
+            if (n_done == nb || failed) {
+                finish = 1;
+            } else {
+                for (int a = 0; a < nb; a++) {
+                    if (started[a] || ndep[a] > 0) continue;
+                    if (pick < 0 || B[a].level < B[pick].level || (B[a].level == B[pick].level && rank[a] < rank[pick]))
+                        pick = a;
+                }
+                if (pick >= 0) started[pick] = 1;
             }
+        }
+        if (finish) break;
+        if (pick < 0) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        solve_one(m, p, B, nall, pick);
+#pragma omp critical(cm_grid_sched)
+        {
+            n_done++;
+            if (B[pick].st) failed = 1;
+            for (int a = 0; a < nb; a++)
+                if (depends(&B[pick], &B[a])) ndep[a]--;
+        }
     }
-    free(lv);
+    for (int a = 0; a < nb && !r; a++)
+        if (B[ord[a]].st) {
+            *err = B[ord[a]].err;
+            r = B[ord[a]].st;
+        }
+    free(ndep);
+    free(rank);
+    free(started);
     free(ord);
     /* stats and options */
     int nsol = 0;

@@ -48,10 +48,6 @@ typedef struct {
                                indices), <prefix>_minpeak.mps, <prefix>.mps for
                                a single solve */
     const char *export_prefix; /* default "block" */
-    int order;              /* grid solve order: 0 (default) every looser
-                               budget first (most reuse); 1 wavefront: tighter
-                               M_peak lines first, looser M_save first within a
-                               line (a tighter line's schedule is the incumbent) */
     int verbose;            /* log per ILP to stderr */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;

@@ -5,7 +5,7 @@
  *
  *   bench_checkmate [--chain FILE.rkg] [--grid PxS] [--threads N]
  *                   [--batch B --seq S --hidden H --heads A]
- *                   [--time-limit S] [--no-cbc] [--keep DIR] [--order 0|1]
+ *                   [--time-limit S] [--no-cbc] [--keep DIR]
  *                   [--list]   (with --no-cbc: one line per ILP, own solver only)
  *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent) */
 #include <getopt.h>
@@ -63,11 +63,11 @@ int main(int argc, char **argv) {
     const char *chain_path = NULL, *keep = NULL;
     int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
     double tl = 10;
-    int order = 0, list = 0, verbose = 0;
+    int list = 0, verbose = 0;
     static struct option lo[] = {{"chain", 1, 0, 'c'}, {"grid", 1, 0, 'g'}, {"threads", 1, 0, 't'},
                                  {"batch", 1, 0, 'b'}, {"seq", 1, 0, 's'},  {"hidden", 1, 0, 'H'},
                                  {"heads", 1, 0, 'a'}, {"time-limit", 1, 0, 'T'}, {"no-cbc", 0, 0, 'n'},
-                                 {"keep", 1, 0, 'k'},  {"order", 1, 0, 'o'}, {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'}, {0, 0, 0, 0}};
+                                 {"keep", 1, 0, 'k'},  {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -86,7 +86,6 @@ int main(int argc, char **argv) {
         case 'T': tl = atof(optarg); break;
         case 'n': cbc = 0; break;
         case 'k': keep = optarg; break;
-        case 'o': order = atoi(optarg); break;
         case 'l': list = 1; break;
         case 'v': verbose = 1; break;
         default: return 2;
@@ -133,7 +132,6 @@ int main(int argc, char **argv) {
     p.export_prefix = "bench";
     p.solve = own_solve;
     p.solve_ctx = &R;
-    p.order = order;
     p.verbose = verbose;
     double total_own = 0;
     int total_ilps = 0;
