@@ -1271,6 +1271,24 @@ struct rk_simplex_state {
     rk_lp_status last;
 };
 
+/* The arrays of a snapshot: engine -> state (to_state) or back. */
+static void state_copy(rk_simplex *s, rk_simplex_state *st, int to_state) {
+    int n = s->n, m = s->m;
+    size_t N = (size_t)(n + m);
+#define CP(a, b, k) (to_state ? memcpy((a), (b), (k) * sizeof *(a)) : memcpy((b), (a), (k) * sizeof *(a)))
+    CP(st->head, s->head, (size_t)m);
+    CP(st->bpos, s->bpos, N);
+    CP(st->vst, s->vst, N);
+    CP(st->x, s->x, N);
+    CP(st->d, s->d, N);
+    CP(st->dse, s->dse, (size_t)m);
+    CP(st->lb, s->lb, N);
+    CP(st->ub, s->ub, N);
+    CP(st->olb, s->olb, (size_t)n);
+    CP(st->oub, s->oub, (size_t)n);
+#undef CP
+}
+
 void rk_simplex_state_free(rk_simplex_state *st) {
     if (!st) return;
     free(st->head); free(st->bpos); free(st->vst); free(st->x); free(st->d); free(st->dse);
@@ -1306,16 +1324,7 @@ rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *s
             return NULL;
         }
     }
-    memcpy(st->head, s->head, (size_t)m * sizeof *st->head);
-    memcpy(st->bpos, s->bpos, (size_t)N * sizeof *st->bpos);
-    memcpy(st->vst, s->vst, (size_t)N);
-    memcpy(st->x, s->x, (size_t)N * sizeof *st->x);
-    memcpy(st->d, s->d, (size_t)N * sizeof *st->d);
-    memcpy(st->dse, s->dse, (size_t)m * sizeof *st->dse);
-    memcpy(st->lb, s->lb, (size_t)N * sizeof *st->lb);
-    memcpy(st->ub, s->ub, (size_t)N * sizeof *st->ub);
-    memcpy(st->olb, s->olb, (size_t)n * sizeof *st->olb);
-    memcpy(st->oub, s->oub, (size_t)n * sizeof *st->oub);
+    state_copy((rk_simplex *)s, st, 1);
     st->lu_gen = rk_lu_generation(s->lu);
     st->neta = rk_lu_num_updates(s->lu);
     st->lu_ok = s->lu_ok;
@@ -1327,18 +1336,9 @@ rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *s
 }
 
 void rk_simplex_state_restore(rk_simplex *s, const rk_simplex_state *st) {
-    int n = s->n, m = s->m, N = n + m;
+    int n = s->n, m = s->m;
     if (st->n != n || st->m != m) return;
-    memcpy(s->head, st->head, (size_t)m * sizeof *s->head);
-    memcpy(s->bpos, st->bpos, (size_t)N * sizeof *s->bpos);
-    memcpy(s->vst, st->vst, (size_t)N);
-    memcpy(s->x, st->x, (size_t)N * sizeof *s->x);
-    memcpy(s->d, st->d, (size_t)N * sizeof *s->d);
-    memcpy(s->dse, st->dse, (size_t)m * sizeof *s->dse);
-    memcpy(s->lb, st->lb, (size_t)N * sizeof *s->lb);
-    memcpy(s->ub, st->ub, (size_t)N * sizeof *s->ub);
-    memcpy(s->olb, st->olb, (size_t)n * sizeof *s->olb);
-    memcpy(s->oub, st->oub, (size_t)n * sizeof *s->oub);
+    state_copy(s, (rk_simplex_state *)st, 0);
     remove_perturbation(s);
     s->last = st->last;
     s->n_incr = 0;
