@@ -505,8 +505,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         }
         /* primal step */
         double thp = (s->x[jr] - bound) / arq;
-        for (int p = 0; p < m; p++)
-            if (alpha[p] != 0.0) s->x[s->head[p]] -= thp * alpha[p];
+        for (int p = 0; p < m; p++) s->x[s->head[p]] -= thp * alpha[p]; /* branch-free: alpha is ~10 % dense */
         s->x[q] += thp;
         s->x[jr] = bound;
         /* DSE weights */
