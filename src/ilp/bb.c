@@ -490,19 +490,8 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
         !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
         !c->prop_queue || !c->prop_inq)
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
-    /* row-wise copy */
-    for (long p = 0; p < c->A.nnz; p++) c->row_start[c->A.index[p] + 1]++;
-    for (int i = 0; i < m; i++) c->row_start[i + 1] += c->row_start[i];
-    long *pos = malloc(mn * sizeof *pos);
-    if (!pos) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
-    memcpy(pos, c->row_start, mn * sizeof *pos);
-    for (int j = 0; j < n; j++)
-        for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) {
-            long q = pos[c->A.index[p]]++;
-            c->row_idx[q] = j;
-            c->row_val[q] = c->A.value[p];
-        }
-    free(pos);
+    if (rk_csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
+        return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     memcpy(c->row_lb, lp->row_lb, (size_t)m * sizeof(double));
     memcpy(c->row_ub, lp->row_ub, (size_t)m * sizeof(double));
     c->is_int = lp->is_int;
@@ -561,15 +550,15 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
 /* The search runs on a working copy whose integer rows are strengthened
  * (bb_rows.c); solutions are in the same columns. */
 static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
-    if (!p || p->lp_only || rk_lp_num_integers(lp) == 0) return bb_search(lp, p, res, err, sub);
-    int changed = 0;
-    rk_lp *work = bb_strengthen_rows(lp, &changed);
-    if (!work) {
+    if ((p && p->lp_only) || rk_lp_num_integers(lp) == 0) return bb_search(lp, p, res, err, sub);
+    rk_lp *work = NULL;
+    int changed = bb_strengthen_rows(lp, &work);
+    if (changed < 0) {
         memset(res, 0, sizeof *res);
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     }
-    if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
-    rk_status st = bb_search(changed ? work : lp, p, res, err, sub);
+    if (p && p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
+    rk_status st = bb_search(work ? work : lp, p, res, err, sub);
     rk_lp_free(work);
     return st;
 }

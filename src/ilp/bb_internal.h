@@ -154,10 +154,11 @@ void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
 rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff);
 void bb_read_lp(bb_ctx *c);
 
-/* integer rows (bb_rows.c): a copy of lp whose all-integer rows are divided
- * by their coefficients' gcd with bounds rounded inwards (same integer
- * solutions); *n_changed counts them.  NULL when out of memory. */
-rk_lp *bb_strengthen_rows(const rk_lp *lp, int *n_changed);
+/* integer rows (bb_rows.c): *out = a copy of lp whose all-integer rows are
+ * divided by their coefficients' gcd with bounds rounded inwards (same
+ * integer solutions).  Returns the number of rows changed (0: *out NULL, no
+ * copy), -1 when out of memory. */
+int bb_strengthen_rows(const rk_lp *lp, rk_lp **out);
 
 /* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
  * objective cutoff, with use_rc the root LP's reduced-cost bound) in

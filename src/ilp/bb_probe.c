@@ -79,9 +79,11 @@ int bb_probe_root(bb_ctx *c, int use_rc) {
         int changed = 0;
         for (int i = 0; i < n; i++) {
             double l = fmin(lb0[i], lb1[i]), u = fmax(ub0[i], ub1[i]);
-            if (l > c->glb[i]) { c->glb[i] = l; changed = 1; }
-            if (u < c->gub[i]) { c->gub[i] = u; changed = 1; }
-            if (changed == 1 && c->glb[i] == c->gub[i]) { fixed++; changed = 2; }
+            if (l <= c->glb[i] && u >= c->gub[i]) continue;
+            c->glb[i] = fmax(l, c->glb[i]);
+            c->gub[i] = fmin(u, c->gub[i]);
+            changed = 1;
+            if (c->glb[i] == c->gub[i]) fixed++;
         }
         if (changed && bb_propagate(c, c->glb, c->gub, -1)) {
             fixed = -1;

@@ -37,57 +37,53 @@ static double bb_row_gcd(const rk_lp *lp, const long *rs, const int *ri, const d
     return (double)g;
 }
 
-rk_lp *bb_strengthen_rows(const rk_lp *lp, int *n_changed) {
-    *n_changed = 0;
+int bb_strengthen_rows(const rk_lp *lp, rk_lp **out) {
+    *out = NULL;
     rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) return NULL;
+    if (rk_lp_matrix(lp, &A)) return -1;
     int n = lp->n, m = lp->m;
     long nnz = A.nnz;
-    long *rs = calloc((size_t)m + 1, sizeof *rs);
+    long *rs = malloc(((size_t)m + 1) * sizeof *rs);
     int *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof *ri);
     double *rv = malloc((size_t)(nnz ? nnz : 1) * sizeof *rv);
-    long *pos = malloc((size_t)(m ? m : 1) * sizeof *pos);
-    rk_lp *out = rk_lp_new();
-    int ok = rs && ri && rv && pos && out;
-    if (ok) {
-        for (long p = 0; p < nnz; p++) rs[A.index[p] + 1]++;
-        for (int i = 0; i < m; i++) rs[i + 1] += rs[i];
-        memcpy(pos, rs, (size_t)m * sizeof *pos);
-        for (int j = 0; j < n; j++)
-            for (long p = A.start[j]; p < A.start[j + 1]; p++) {
-                long q = pos[A.index[p]]++;
-                ri[q] = j;
-                rv[q] = A.value[p];
-            }
-    }
-    for (int j = 0; ok && j < n; j++)
-        ok = rk_lp_add_col(out, lp->col_name[j], lp->obj[j], lp->col_lb[j], lp->col_ub[j], lp->is_int[j]) == j;
+    double *g = malloc((size_t)(m ? m : 1) * sizeof *g);
+    int changed = 0, ok = rs && ri && rv && g && !rk_csc_rowwise(n, m, A.start, A.index, A.value, rs, ri, rv);
+    /* the rows that change; no copy when there is none (a sub-MIP of a
+     * strengthened problem, or a problem without integer rows) */
     for (int i = 0; ok && i < m; i++) {
+        g[i] = bb_row_gcd(lp, rs, ri, rv, i);
         double lb = lp->row_lb[i], ub = lp->row_ub[i];
-        double g = bb_row_gcd(lp, rs, ri, rv, i);
-        if (g > 0) {
-            double nlb = isfinite(lb) ? ceil(lb / g - 1e-9) : lb;
-            double nub = isfinite(ub) ? floor(ub / g + 1e-9) : ub;
-            if (g != 1 || nlb != lb || nub != ub) (*n_changed)++;
-            lb = nlb;
-            ub = nub;
-            if (g != 1)
-                for (long p = rs[i]; p < rs[i + 1]; p++) rv[p] /= g; /* exact: g divides every coefficient */
-        }
-        ok = rk_lp_add_row(out, lp->row_name[i], lb, ub) == i;
-        if (ok) ok = rk_lp_add_row_coefs(out, i, (int)(rs[i + 1] - rs[i]), ri + rs[i], rv + rs[i]) == RK_OK;
+        if (g[i] > 0 && (g[i] != 1 || (isfinite(lb) && lb != ceil(lb - 1e-9)) || (isfinite(ub) && ub != floor(ub + 1e-9))))
+            changed++;
+        else
+            g[i] = 0;
     }
-    if (ok) {
-        rk_lp_set_maximize(out, lp->maximize);
-        rk_lp_set_obj_const(out, lp->obj_const);
+    rk_lp *cp = ok && changed ? rk_lp_new() : NULL;
+    if (ok && changed) ok = cp != NULL;
+    for (int j = 0; ok && changed && j < n; j++)
+        ok = rk_lp_add_col(cp, lp->col_name[j], lp->obj[j], lp->col_lb[j], lp->col_ub[j], lp->is_int[j]) == j;
+    for (int i = 0; ok && changed && i < m; i++) {
+        double lb = lp->row_lb[i], ub = lp->row_ub[i];
+        if (g[i] > 0) {
+            if (isfinite(lb)) lb = ceil(lb / g[i] - 1e-9);
+            if (isfinite(ub)) ub = floor(ub / g[i] + 1e-9);
+            for (long p = rs[i]; p < rs[i + 1]; p++) rv[p] /= g[i]; /* exact: g divides every coefficient */
+        }
+        ok = rk_lp_add_row(cp, lp->row_name[i], lb, ub) == i;
+        if (ok) ok = rk_lp_add_row_coefs(cp, i, (int)(rs[i + 1] - rs[i]), ri + rs[i], rv + rs[i]) == RK_OK;
+    }
+    if (ok && changed) {
+        rk_lp_set_maximize(cp, lp->maximize);
+        rk_lp_set_obj_const(cp, lp->obj_const);
     }
     free(rs);
     free(ri);
     free(rv);
-    free(pos);
+    free(g);
     if (!ok) {
-        rk_lp_free(out);
-        return NULL;
+        rk_lp_free(cp);
+        return -1;
     }
-    return out;
+    *out = cp;
+    return changed;
 }

@@ -305,3 +305,20 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
     *val = lp->csc_value + b;
     return (int)(lp->csc_start[j + 1] - b);
 }
+
+int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv) {
+    long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
+    if (!fill) return -1;
+    memset(rs, 0, (size_t)(m + 1) * sizeof *rs);
+    for (long p = 0; p < cs[n]; p++) rs[ci[p] + 1]++;
+    for (int i = 0; i < m; i++) rs[i + 1] += rs[i];
+    memcpy(fill, rs, (size_t)m * sizeof *fill);
+    for (int j = 0; j < n; j++)
+        for (long p = cs[j]; p < cs[j + 1]; p++) {
+            long d = fill[ci[p]]++;
+            ri[d] = j;
+            rv[d] = cv[p];
+        }
+    free(fill);
+    return 0;
+}

@@ -52,6 +52,11 @@ struct rk_lp {
  * failure.  The view stays valid until the lp is modified or freed. */
 int rk_lp_matrix(const rk_lp *lp, rk_lp_csc *out);
 
+/* Row-wise copy of the n-column, m-row matrix given column-wise (cs, ci,
+ * cv): rs (m + 1 entries) and ri / rv (cs[n] entries, columns increasing in
+ * each row), allocated by the caller.  Returns 0, or -1 when out of memory. */
+int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv);
+
 /* Coefficients of column j: returns the count and sets *idx / *val (the
  * cache must have been built by rk_lp_matrix; otherwise returns 0). */
 int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val);

@@ -172,22 +172,16 @@ rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduce
     P.cact = malloc(nz); P.ract = malloc(mz);
     P.rcnt = calloc(mz, sizeof(int)); P.ccnt = calloc(nz, sizeof(int));
     rk_presolve *pre = calloc(1, sizeof *pre);
-    long *fill = malloc((mz + 1) * sizeof *fill);
     rk_status st = RK_OK;
     if (!P.rs || !P.rj || !P.rv || !P.clb || !P.cub || !P.cobj || !P.xfix || !P.rlb || !P.rub ||
-        !P.cact || !P.ract || !P.rcnt || !P.ccnt || !pre || !fill) {
+        !P.cact || !P.ract || !P.rcnt || !P.ccnt || !pre) {
         st = rk_fail(err, RK_ENOMEM, "presolve: out of memory");
         goto done;
     }
-    for (long p = 0; p < A.nnz; p++) P.rs[A.index[p] + 1]++;
-    for (int i = 0; i < m; i++) P.rs[i + 1] += P.rs[i];
-    memcpy(fill, P.rs, (size_t)(m + 1) * sizeof *fill);
-    for (int j = 0; j < n; j++)
-        for (long p = A.start[j]; p < A.start[j + 1]; p++) {
-            long d = fill[A.index[p]]++;
-            P.rj[d] = j;
-            P.rv[d] = A.value[p];
-        }
+    if (rk_csc_rowwise(n, m, A.start, A.index, A.value, P.rs, P.rj, P.rv)) {
+        st = rk_fail(err, RK_ENOMEM, "presolve: out of memory");
+        goto done;
+    }
     for (int j = 0; j < n; j++) {
         P.clb[j] = lp->col_lb[j]; P.cub[j] = lp->col_ub[j]; P.cobj[j] = lp->obj[j];
         P.cact[j] = 1;
@@ -246,7 +240,7 @@ rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduce
     pre = NULL;
 done:
     free(P.rs); free(P.rj); free(P.rv); free(P.clb); free(P.cub); free(P.cobj); free(P.xfix);
-    free(P.rlb); free(P.rub); free(P.cact); free(P.ract); free(P.rcnt); free(P.ccnt); free(fill);
+    free(P.rlb); free(P.rub); free(P.cact); free(P.ract); free(P.rcnt); free(P.ccnt);
     rk_presolve_free(pre);
     return st;
 }

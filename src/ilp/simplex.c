@@ -790,19 +790,7 @@ static int build_rowwise(rk_simplex *s) {
     s->Arj = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arj);
     s->Arv = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arv);
     if (!s->Ars || !s->Arj || !s->Arv) return -1;
-    for (long p = 0; p < nnz; p++) s->Ars[s->Aci[p] + 1]++;
-    for (int i = 0; i < m; i++) s->Ars[i + 1] += s->Ars[i];
-    long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
-    if (!fill) return -1;
-    memcpy(fill, s->Ars, (size_t)m * sizeof *fill);
-    for (int j = 0; j < n; j++)
-        for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) {
-            long d = fill[s->Aci[p]]++;
-            s->Arj[d] = j;
-            s->Arv[d] = s->Acv[p];
-        }
-    free(fill);
-    return 0;
+    return rk_csc_rowwise(n, m, s->Acs, s->Aci, s->Acv, s->Ars, s->Arj, s->Arv);
 }
 
 static void scale_matrix(rk_simplex *s) {
