@@ -512,6 +512,16 @@ static void bb_find_vubs(const bb_ctx *c, bb_mirws *W) {
 
 /* Try the MIR of the aggregated row; on success fills the cut (x space,
  * sum h x <= R) into idx/val/cnt/R and returns its efficacy, else 0. */
+/* MIR coefficient of integer column j, whose aggregated coefficient is a,
+ * for the divisor d and fractionality f0: j is complemented towards its
+ * nearer bound (*use_ub: its upper bound, x' = ub - x). */
+static double bb_mir_coef(const bb_ctx *c, int j, double a, double d, double f0, int *use_ub) {
+    double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
+    *use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
+    double ap = (*use_ub ? -a : a) / d, fj = ap - floor(ap);
+    return floor(ap) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
+}
+
 static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, bb_mirws *W, int *idx, double *val,
                           int *cnt, double *R) {
     int n = c->n;
@@ -604,12 +614,9 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
                 int j = W->list[k];
                 double a = W->w[j];
                 if (!c->is_int[j] || fabs(a) < 1e-12) continue;
-                double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
-                int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
-                double ap = (use_ub ? -a : a) / d;
-                double xp = use_ub ? ub - x : x - lb;
-                double fj = ap - floor(ap);
-                double G = floor(ap) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
+                int use_ub;
+                double G = bb_mir_coef(c, j, a, d, f0, &use_ub);
+                double xp = use_ub ? c->gub[j] - c->x[j] : c->x[j] - c->glb[j];
                 lhs += G * xp;
                 norm += G * G;
             }
@@ -637,12 +644,10 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
         int j = W->list[k];
         double a = W->w[j];
         if (!c->is_int[j] || fabs(a) < 1e-12) continue;
-        double lb = c->glb[j], ub = c->gub[j], x = c->x[j];
-        int use_ub = lb == -INFINITY ? 1 : ub == INFINITY ? 0 : ub - x < x - lb;
-        double aq = (use_ub ? -a : a) / d, fj = aq - floor(aq);
-        double G = floor(aq) + (fj > f0 ? (fj - f0) / (1 - f0) : 0);
-        if (use_ub) { W->h[j] -= G; rhs -= G * ub; }
-        else { W->h[j] += G; rhs += G * lb; }
+        int use_ub;
+        double G = bb_mir_coef(c, j, a, d, f0, &use_ub);
+        if (use_ub) { W->h[j] -= G; rhs -= G * c->gub[j]; }
+        else { W->h[j] += G; rhs += G * c->glb[j]; }
     }
     int m_cnt = 0;
     double amax = 0, amin = INFINITY;

@@ -496,6 +496,27 @@ static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const do
     return npost;
 }
 
+/* The sparse solves' right-hand side: when x has at most m / 20 + 1
+ * nonzeros (one pass, stopping early otherwise), move x[i] to lu->hw at
+ * rank[i] (x[i] becomes 0) and list those ranks in lu->hlist; returns the
+ * count, or -1 (x untouched) when x is too dense. */
+static int sparse_gather(rk_lu *lu, double *x, const int *rank) {
+    int m = lu->m, lim = m / 20 + 1, nz = 0;
+    int *list = lu->hlist;
+    for (int i = 0; i < m; i++)
+        if (x[i] != 0.0) {
+            if (nz == lim) return -1;
+            list[nz++] = i;
+        }
+    for (int t = 0; t < nz; t++) {
+        int i = list[t], k = rank[i];
+        lu->hw[k] = x[i];
+        x[i] = 0.0;
+        list[t] = k;
+    }
+    return nz;
+}
+
 /* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
  * depth-first search for the reach in U, solve in topological order).
  * Returns 0 if x is too dense for it (x untouched). */
@@ -503,22 +524,12 @@ static int ftran_lu_sparse(rk_lu *lu, double *x) {
     int m = lu->m;
     /* results have been dense lately: go dense, trying again now and then */
     if (lu->hdens > 0.15 && (++lu->hskip & 15) != 0) return 0;
-    int nz = 0, lim = m / 20 + 1;
+    int nz = sparse_gather(lu, x, lu->rrank);
+    if (nz < 0) return 0;
     int *list = lu->hlist;
-    for (int i = 0; i < m; i++) nz += x[i] != 0.0;
-    if (nz > lim) return 0;
-    nz = 0;
-    for (int i = 0; i < m; i++)
-        if (x[i] != 0.0) list[nz++] = i;
     double *w = lu->hw;
     char *mk = lu->hmark;
-    for (int t = 0; t < nz; t++) {
-        int i = list[t], k = lu->rrank[i];
-        w[k] = x[i];
-        x[i] = 0.0;
-        list[t] = k;
-        mk[k] = 1;
-    }
+    for (int t = 0; t < nz; t++) mk[list[t]] = 1;
     /* L (the etas of L are few: loop over them) */
     for (int t = 0; t < lu->nLnz; t++) {
         int k = lu->Lnz[t];
@@ -656,21 +667,11 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
 static int btran_lu_sparse(rk_lu *lu, double *x) {
     int m = lu->m;
     if (lu->hdens_b > 0.15 && (++lu->hskip_b & 15) != 0) return 0;
-    int nz = 0, lim = m / 20 + 1;
-    for (int i = 0; i < m; i++) nz += x[i] != 0.0;
-    if (nz > lim) return 0;
+    int nz = sparse_gather(lu, x, lu->crank);
+    if (nz < 0) return 0;
     int *list = lu->hlist;
-    nz = 0;
-    for (int i = 0; i < m; i++)
-        if (x[i] != 0.0) list[nz++] = i;
     double *w = lu->hw;
     char *mk = lu->hmark;
-    for (int t = 0; t < nz; t++) {
-        int i = list[t], k = lu->crank[i];
-        w[k] = x[i];
-        x[i] = 0.0;
-        list[t] = k;
-    }
     /* U row-wise (the transposed solve) */
     int npost = u_solve_sparse(lu, lu->Ustart, lu->Uidx, lu->Uval, list, nz);
     int *post = lu->hpost;
