@@ -317,24 +317,18 @@ struct Model {
 struct Mem {
     const Model &M;
     explicit Mem(const Model &m) : M(m) {}
-    int64_t cur() const {
+    // Bytes allocated now, or their peak since the last reset_peak.
+    int64_t bytes(bool peak) const {
 #ifdef RK_TORCH_CUDA
         if (M.cuda) {
             auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
-            return st.allocated_bytes[0].current;
+            return peak ? st.allocated_bytes[0].peak : st.allocated_bytes[0].current;
         }
 #endif
-        return TrackingAllocator::get().cur.load();
+        return peak ? TrackingAllocator::get().peak.load() : TrackingAllocator::get().cur.load();
     }
-    int64_t peak() const {
-#ifdef RK_TORCH_CUDA
-        if (M.cuda) {
-            auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
-            return st.allocated_bytes[0].peak;
-        }
-#endif
-        return TrackingAllocator::get().peak.load();
-    }
+    int64_t cur() const { return bytes(false); }
+    int64_t peak() const { return bytes(true); }
     void reset_peak() const {
         sync();
 #ifdef RK_TORCH_CUDA
