@@ -296,7 +296,10 @@ class TestBadInput(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("garbage.pt", p.stderr)
 
-    def test_control_flow_named(self):
+    def refused_model(self, forward, name, script):
+        """Save a one-Linear module whose forward is `forward` (scripted or
+        traced) and trace it; rkmate must refuse it with exit 2.  Returns the
+        message."""
         import torch
 
         class M(torch.nn.Module):
@@ -304,37 +307,30 @@ class TestBadInput(unittest.TestCase):
                 super().__init__()
                 self.l = torch.nn.Linear(4, 4)
 
-            def forward(self, x):
-                y = self.l(x)
-                if bool(y.sum() > 0):
-                    y = y * 2
-                return y
-
-        path = os.path.join(TMP, "cf.pt")
-        torch.jit.script(M()).save(path)
-        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, "cf.rkg"))
+        M.forward = forward
+        path = os.path.join(TMP, name + ".pt")
+        mod = torch.jit.script(M()) if script else torch.jit.trace(M(), torch.randn(2, 4))
+        mod.save(path)
+        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, name + ".rkg"))
         self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("not supported", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
+        return p.stderr
+
+    def test_control_flow_named(self):
+        def forward(self, x):
+            y = self.l(x)
+            if bool(y.sum() > 0):
+                y = y * 2
+            return y
+
+        self.assertIn("not supported", self.refused_model(forward, "cf", script=True))
 
     def test_tuple_output(self):
-        import torch
+        def forward(self, x):
+            y = self.l(x)
+            return y, y.relu()
 
-        class M(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.l = torch.nn.Linear(4, 4)
-
-            def forward(self, x):
-                y = self.l(x)
-                return y, y.relu()
-
-        path = os.path.join(TMP, "tuple.pt")
-        torch.jit.trace(M(), torch.randn(2, 4)).save(path)
-        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, "t.rkg"))
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("returns 2 values", p.stderr)
-
+        self.assertIn("returns 2 values", self.refused_model(forward, "tuple", script=False))
 
 if __name__ == "__main__":
     try:
