@@ -63,6 +63,24 @@ static void teardown(rk_chain *ch, rk_dp_options *o, rk_dp_costs *c) {
     rk_chain_free(ch);
 }
 
+/* A chain's costs under Rockmate's default options (ro, co) and under
+ * Rotor's (rr, cr), for the tests that compare the two. */
+typedef struct {
+    rk_dp_options ro, rr;
+    rk_dp_costs co, cr;
+} fx_both;
+
+static void setup_both(const rk_chain *ch, fx_both *f) {
+    setup_chain(ch, 1, &f->rr, &f->cr);
+    setup_chain(ch, 0, &f->ro, &f->co);
+}
+
+static void teardown_both(rk_chain *ch, fx_both *f) {
+    rk_dp_costs_free(&f->cr);
+    rk_dp_options_free(&f->rr);
+    teardown(ch, &f->ro, &f->co);
+}
+
 /* ------------------------------------------------------------ costs */
 
 START_TEST(test_costs_match_option_evaluate) {
@@ -374,29 +392,27 @@ START_TEST(test_random_chains_replayed_and_ordered) {
         rk_chain ch;
         /* sizes that are not multiples of anything the slots use */
         ck_assert_int_eq(fx_random_chain(&ch, &r, L, fx_int(&r, 1, 3), 1000 + fx_int(&r, 0, 999), 997), RK_OK);
-        rk_dp_options ro, rr;
-        rk_dp_costs co, cr;
-        setup_chain(&ch, 1, &rr, &cr);
-        setup_chain(&ch, 0, &ro, &co);
+        fx_both f;
+        setup_both(&ch, &f);
         rk_dp_plan pl;
         rk_dp_eval ev;
         rk_error err;
-        ck_assert_int_eq(rk_dp_plan_keep_all(&cr, &pl, &err), RK_OK);
-        ck_assert_int_eq(rk_dp_plan_evaluate(&cr, &pl, &ev, &err), RK_OK);
+        ck_assert_int_eq(rk_dp_plan_keep_all(&f.cr, &pl, &err), RK_OK);
+        ck_assert_int_eq(rk_dp_plan_evaluate(&f.cr, &pl, &ev, &err), RK_OK);
         rk_dp_plan_free(&pl);
-        int64_t lo = rk_dp_min_memory(&co), hi = ev.peak;
-        ck_assert_int_le(lo, rk_dp_min_memory(&cr));
+        int64_t lo = rk_dp_min_memory(&f.co), hi = ev.peak;
+        ck_assert_int_le(lo, rk_dp_min_memory(&f.cr));
         for (int j = 0; j <= 10; j++) {
             int64_t B = lo + (hi - lo) * j / 10 + (j == 3 ? 1 : 0);
             rk_dp_params p;
             params(&p, fx_int(&r, 0, 1) ? 500 : fx_int(&r, 20, 300), 2, 1);
             rk_dp_result a, b, s, n, z;
             rk_sim_result sa, sb, ss, sn, sz;
-            int fa = solve_check(&ch, &ro, &co, RK_DP_ROCKMATE, B, &p, &a, &sa, NULL);
-            int fb = solve_check(&ch, &rr, &cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
-            int fs = solve_check(&ch, &rr, &cr, RK_DP_SQRT, B, &p, &s, &ss, NULL);
-            int fn = solve_check(&ch, &rr, &cr, RK_DP_KEEP_ALL, B, &p, &n, &sn, NULL);
-            int fz = solve_check(&ch, &rr, &cr, RK_DP_RECOMPUTE_ALL, B, &p, &z, &sz, NULL);
+            int fa = solve_check(&ch, &f.ro, &f.co, RK_DP_ROCKMATE, B, &p, &a, &sa, NULL);
+            int fb = solve_check(&ch, &f.rr, &f.cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
+            int fs = solve_check(&ch, &f.rr, &f.cr, RK_DP_SQRT, B, &p, &s, &ss, NULL);
+            int fn = solve_check(&ch, &f.rr, &f.cr, RK_DP_KEEP_ALL, B, &p, &n, &sn, NULL);
+            int fz = solve_check(&ch, &f.rr, &f.cr, RK_DP_RECOMPUTE_ALL, B, &p, &z, &sz, NULL);
             checked += fa + fb + fs + fn + fz;
             /* rk-Rotor's options contain Rotor's; the fallback keeps Rotor
              * at least as good as the family's rule plans */
@@ -410,15 +426,11 @@ START_TEST(test_random_chains_replayed_and_ordered) {
             if (fz) ck_assert(fb && sb.overhead <= sz.overhead + 1e-12);
             /* the smallest budget works */
             int64_t mb;
-            ck_assert_int_eq(rk_dp_algo_min_budget(&co, RK_DP_ROCKMATE, &p, &mb, &err), RK_OK);
+            ck_assert_int_eq(rk_dp_algo_min_budget(&f.co, RK_DP_ROCKMATE, &p, &mb, &err), RK_OK);
             ck_assert_int_ge(mb, lo);
-            ck_assert(solve_check(&ch, &ro, &co, RK_DP_ROCKMATE, mb, &p, &a, &sa, NULL));
+            ck_assert(solve_check(&ch, &f.ro, &f.co, RK_DP_ROCKMATE, mb, &p, &a, &sa, NULL));
         }
-        rk_dp_costs_free(&co);
-        rk_dp_costs_free(&cr);
-        rk_dp_options_free(&ro);
-        rk_dp_options_free(&rr);
-        rk_chain_free(&ch);
+        teardown_both(&ch, &f);
     }
     ck_assert_int_gt(checked, 100);
     ck_assert_int_gt(ordered, 10);
@@ -433,28 +445,22 @@ START_TEST(test_ordering_without_fallback_on_exact_slots) {
         int L = fx_int(&r, 2, 12);
         rk_chain ch;
         ck_assert_int_eq(fx_random_chain(&ch, &r, L, 2, 2000, 1000), RK_OK);
-        rk_dp_options ro, rr;
-        rk_dp_costs co, cr;
-        setup_chain(&ch, 1, &rr, &cr);
-        setup_chain(&ch, 0, &ro, &co);
-        int64_t lo = rk_dp_min_memory(&cr);
+        fx_both f;
+        setup_both(&ch, &f);
+        int64_t lo = rk_dp_min_memory(&f.cr);
         for (int j = 0; j < 8; j++) {
             int64_t B = (lo / 1000 + j * 2) * 1000;
             rk_dp_params p;
             params(&p, (int)(B / 1000), 1, 0);
             rk_dp_result a, b, s;
             rk_sim_result sa, sb, ss;
-            int fa = solve_check(&ch, &ro, &co, RK_DP_ROCKMATE, B, &p, &a, &sa, NULL);
-            int fb = solve_check(&ch, &rr, &cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
-            int fs = solve_check(&ch, &rr, &cr, RK_DP_SQRT, B, &p, &s, &ss, NULL);
+            int fa = solve_check(&ch, &f.ro, &f.co, RK_DP_ROCKMATE, B, &p, &a, &sa, NULL);
+            int fb = solve_check(&ch, &f.rr, &f.cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
+            int fs = solve_check(&ch, &f.rr, &f.cr, RK_DP_SQRT, B, &p, &s, &ss, NULL);
             if (fb) ck_assert(fa && sa.time <= sb.time * (1 + 1e-12));
             if (fs) ck_assert(fb && sb.time <= ss.time * (1 + 1e-12));
         }
-        rk_dp_costs_free(&co);
-        rk_dp_costs_free(&cr);
-        rk_dp_options_free(&ro);
-        rk_dp_options_free(&rr);
-        rk_chain_free(&ch);
+        teardown_both(&ch, &f);
     }
 }
 END_TEST
@@ -467,32 +473,26 @@ START_TEST(test_rotor_on_richer_options) {
     for (int k = 0; k < 6; k++) {
         rk_chain ch;
         ck_assert_int_eq(fx_random_chain(&ch, &r, fx_int(&r, 2, 10), 2, 1500, 1), RK_OK);
-        rk_dp_options ro, rr;
-        rk_dp_costs co, cr;
-        setup_chain(&ch, 1, &rr, &cr);
-        setup_chain(&ch, 0, &ro, &co);
-        int64_t lo = rk_dp_min_memory(&cr);
+        fx_both f;
+        setup_both(&ch, &f);
+        int64_t lo = rk_dp_min_memory(&f.cr);
         rk_dp_params p;
         params(&p, 500, 2, 1);
         for (int j = 0; j < 5; j++) {
             int64_t B = lo + lo * j / 4;
             rk_dp_result a, b;
             rk_sim_result sa, sb;
-            int fa = solve_check(&ch, &ro, &co, RK_DP_ROTOR, B, &p, &a, &sa, NULL);
-            int fb = solve_check(&ch, &rr, &cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
+            int fa = solve_check(&ch, &f.ro, &f.co, RK_DP_ROTOR, B, &p, &a, &sa, NULL);
+            int fb = solve_check(&ch, &f.rr, &f.cr, RK_DP_ROTOR, B, &p, &b, &sb, NULL);
             ck_assert_int_eq(fa, fb);
             if (fa) ck_assert(fabs(sa.time - sb.time) <= 1e-9 * sb.time);
             int64_t m1, m2;
             rk_error err;
-            ck_assert_int_eq(rk_dp_algo_min_budget(&co, RK_DP_ROTOR, &p, &m1, &err), RK_OK);
-            ck_assert_int_eq(rk_dp_algo_min_budget(&cr, RK_DP_ROTOR, &p, &m2, &err), RK_OK);
+            ck_assert_int_eq(rk_dp_algo_min_budget(&f.co, RK_DP_ROTOR, &p, &m1, &err), RK_OK);
+            ck_assert_int_eq(rk_dp_algo_min_budget(&f.cr, RK_DP_ROTOR, &p, &m2, &err), RK_OK);
             ck_assert_int_eq(m1, m2);
         }
-        rk_dp_costs_free(&co);
-        rk_dp_costs_free(&cr);
-        rk_dp_options_free(&ro);
-        rk_dp_options_free(&rr);
-        rk_chain_free(&ch);
+        teardown_both(&ch, &f);
     }
 }
 END_TEST
