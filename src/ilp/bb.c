@@ -304,8 +304,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
          * the reduced costs make most of the fixings) */
         if (depth == 0 && c->has_inc && !c->probed) {
             c->probed = 1;
+            long w0 = c->prop_work;
+            double t0 = bb_elapsed(c);
             int fx = bb_probe_root(c, 1);
-            if (c->par->verbose > 1) fprintf(stderr, "milp: probing fixed %d columns, %.2f s\n", fx, bb_elapsed(c));
+            if (c->par->verbose > 1)
+                fprintf(stderr, "milp: probing fixed %d columns, work %.0f x nnz, %.2f s (%.2f s)\n", fx,
+                        (double)(c->prop_work - w0) / (double)(c->A.nnz + 1), bb_elapsed(c), bb_elapsed(c) - t0);
             if (fx < 0) {
                 bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
                 return BB_PRUNED;

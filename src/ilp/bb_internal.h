@@ -91,6 +91,7 @@ typedef struct bb_ctx {
     char *prop_inq;
     int prop_obj_dirty;   /* a column with a cost was tightened: objective row again */
     int probed;           /* root probing done (with an incumbent) */
+    long prop_work;       /* row entries visited by propagation (a deterministic clock) */
     rk_basis basis_tmp;
     rk_simplex_state *sb_state; /* node LP snapshot for strong branching (reused) */
 } bb_ctx;

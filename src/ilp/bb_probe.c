@@ -12,7 +12,10 @@
 
 #include "bb_internal.h"
 
-#define PROBE_MAX_SECONDS 0.5    /* of the whole root probing */
+/* Work limit of the whole root probing, in row entries visited by the
+ * propagation (times the matrix's non-zeros): a count, not a clock, so that
+ * the search is the same on a loaded and an idle machine. */
+#define PROBE_MAX_WORK 1500
 
 /* Lower bound on the objective of any solution within (lb, ub), from the
  * root LP (value c->z, point c->x, reduced costs c->d): z + sum over the
@@ -54,9 +57,9 @@ int bb_probe_root(bb_ctx *c, int use_rc) {
             int frac = f > BB_INT_TOL && f < 1 - BB_INT_TOL;
             if (frac == (pass == 0)) order[k++] = j;
         }
-    double t0 = bb_now();
+    long w0 = c->prop_work, wmax = PROBE_MAX_WORK * (c->A.nnz + 1);
     for (int q = 0; q < k; q++) {
-        if (bb_now() - t0 > PROBE_MAX_SECONDS || bb_time_up(c)) break;
+        if (c->prop_work - w0 > wmax || bb_time_up(c)) break;
         int j = order[q];
         if (c->glb[j] == c->gub[j]) continue;
         int inf0 = bb_probe_side(c, j, 0, lb0, ub0, use_rc);

@@ -16,6 +16,7 @@
 static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, int *n_out, int cap) {
     double rlb = c->row_lb[i], rub = c->row_ub[i];
     long b = c->row_start[i], e = c->row_start[i + 1];
+    c->prop_work += e - b;
     double minact = 0, maxact = 0;
     int ninf_min = 0, ninf_max = 0;
     for (long p = b; p < e; p++) {
