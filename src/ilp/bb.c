@@ -20,10 +20,22 @@ void rk_milp_params_default(rk_milp_params *p) {
     p->known_bound = -INFINITY;
 }
 
+void rk_milp_pseudocosts_free(rk_milp_pseudocosts *pc) {
+    if (!pc) return;
+    for (int d = 0; d < 2; d++) {
+        free(pc->sum[d]);
+        free(pc->cnt[d]);
+        pc->sum[d] = NULL;
+        pc->cnt[d] = NULL;
+    }
+    pc->n = 0;
+}
+
 void rk_milp_result_free(rk_milp_result *res) {
     if (!res) return;
     free(res->x);
     res->x = NULL;
+    rk_milp_pseudocosts_free(&res->pseudocosts);
 }
 
 const char *rk_milp_status_name(rk_milp_status s) {
@@ -496,6 +508,12 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     if (rk_csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    const rk_milp_pseudocosts *pc = p->pseudocosts;
+    if (pc && pc->n == n && n > 0)
+        for (int d = 0; d < 2; d++) {
+            memcpy(c->pc_sum[d], pc->sum[d], (size_t)n * sizeof(double));
+            memcpy(c->pc_cnt[d], pc->cnt[d], (size_t)n * sizeof(int));
+        }
     memcpy(c->row_lb, lp->row_lb, (size_t)m * sizeof(double));
     memcpy(c->row_ub, lp->row_ub, (size_t)m * sizeof(double));
     c->is_int = lp->is_int;
@@ -534,6 +552,20 @@ static void bb_fill_result(bb_ctx *c, rk_milp_result *res, rk_milp_status st, do
     }
     if (st == RK_MILP_OPTIMAL && c->has_inc && bound_min > c->inc_z) bound_min = c->inc_z;
     res->bound = c->sense * bound_min;
+    rk_milp_pseudocosts *pc = &res->pseudocosts;
+    size_t nn = (size_t)(c->n ? c->n : 1);
+    int ok = 1;
+    for (int d = 0; d < 2; d++) {
+        pc->sum[d] = malloc(nn * sizeof *pc->sum[d]);
+        pc->cnt[d] = malloc(nn * sizeof *pc->cnt[d]);
+        if (!pc->sum[d] || !pc->cnt[d]) ok = 0;
+        else {
+            memcpy(pc->sum[d], c->pc_sum[d], (size_t)c->n * sizeof *pc->sum[d]);
+            memcpy(pc->cnt[d], c->pc_cnt[d], (size_t)c->n * sizeof *pc->cnt[d]);
+        }
+    }
+    if (ok) pc->n = c->n;
+    else rk_milp_pseudocosts_free(pc); /* out of memory: none (they are advice only) */
 }
 
 /* ------------------------------------------------------------ solve */

@@ -239,6 +239,43 @@ START_TEST(test_incumbent_used) {
 }
 END_TEST
 
+/* Pseudocosts come back with the result (one per column and direction,
+ * observed on the branched columns); handed to a second solve they change
+ * the search but not the optimum; pseudocosts of another column count are
+ * ignored (same search as without). */
+START_TEST(test_pseudocosts_round_trip) {
+    rk_lp *lp = read_miplib("p0201");
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    rk_milp_result a = solve(lp, &p);
+    ck_assert_int_eq(a.status, RK_MILP_OPTIMAL);
+    ck_assert_int_eq(a.pseudocosts.n, lp->n);
+    long seen = 0;
+    for (int d = 0; d < 2; d++)
+        for (int j = 0; j < lp->n; j++) {
+            ck_assert_int_ge(a.pseudocosts.cnt[d][j], 0);
+            ck_assert_double_ge(a.pseudocosts.sum[d][j], 0);
+            seen += a.pseudocosts.cnt[d][j];
+        }
+    ck_assert_int_gt(seen, 0); /* p0201 branches */
+    p.pseudocosts = &a.pseudocosts;
+    rk_milp_result b = solve(lp, &p);
+    ck_assert_int_eq(b.status, RK_MILP_OPTIMAL);
+    ck_assert_double_eq_tol(b.objective, a.objective, 1e-9);
+    ck_assert_double_le(ilp_max_violation(lp, b.x, 1), 1e-6);
+    rk_milp_pseudocosts wrong = a.pseudocosts;
+    wrong.n = lp->n - 1;
+    p.pseudocosts = &wrong;
+    rk_milp_result c = solve(lp, &p);
+    ck_assert_int_eq(c.nodes, a.nodes);
+    ck_assert_int_eq(c.iterations, a.iterations);
+    rk_milp_result_free(&a);
+    rk_milp_result_free(&b);
+    rk_milp_result_free(&c);
+    rk_lp_free(lp);
+}
+END_TEST
+
 START_TEST(test_node_limit_bound) {
     rk_lp *lp = read_miplib("stein27");
     rk_milp_params p;
@@ -488,6 +525,7 @@ int main(void) {
     tcase_add_test(toys, test_maximize_general_integers);
     tcase_add_test(toys, test_incumbent_used);
     tcase_add_test(toys, test_node_limit_bound);
+    tcase_add_test(toys, test_pseudocosts_round_trip);
     tcase_add_test(toys, test_threads_identical);
     tcase_add_test(toys, test_reentrant_parallel);
     tcase_add_test(toys, test_cli);

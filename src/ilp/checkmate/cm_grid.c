@@ -28,6 +28,7 @@ typedef struct {
     double obj, bound;
     int64_t peak, saved;  /* of the schedule (full replay peak) */
     int ilp;              /* an ILP was solved here */
+    rk_milp_pseudocosts pc; /* where the ILP's search ended (ilp only) */
     int cols, rows;
     double time_s;
     rk_status st;
@@ -41,6 +42,7 @@ static int looser(const budget *a, const budget *b) { return a != b && a->p >= b
  * incumbents also the grid neighbours (within CM_NEAR lines) of a lower
  * level, whose schedules often fit. */
 #define CM_NEAR 3
+#define CM_PC_PRIOR 3 /* observations a neighbour's pseudocost counts for */
 static int depends(const budget *o, const budget *b) {
     if (looser(o, b)) return 1;
     return o != b && o->level < b->level && abs(o->i - b->i) <= CM_NEAR && abs(o->j - b->j) <= CM_NEAR;
@@ -118,8 +120,44 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         rk_lp_free(lp);
         return;
     }
+    /* pseudocosts: the sums of those of the solved grid neighbours b
+     * depends on (same columns, nearly the same problem), so that the search
+     * starts with reliable branching scores instead of strong branching */
+    rk_milp_pseudocosts pc = {0};
+    int pc_fail = 0;
+    for (int k = 0; k < nb && !pc_fail; k++) {
+        const budget *o = &B[k];
+        if (!o->ilp || o->pc.n != b->cols || !depends(o, b) || abs(o->i - b->i) > CM_NEAR ||
+            abs(o->j - b->j) > CM_NEAR)
+            continue;
+        if (pc.n == 0) {
+            for (int d = 0; d < 2; d++) {
+                pc.sum[d] = calloc((size_t)b->cols, sizeof *pc.sum[d]);
+                pc.cnt[d] = calloc((size_t)b->cols, sizeof *pc.cnt[d]);
+                if (!pc.sum[d] || !pc.cnt[d]) pc_fail = 1;
+            }
+            pc.n = b->cols;
+            if (pc_fail) break;
+        }
+        for (int d = 0; d < 2; d++)
+            for (int j = 0; j < pc.n; j++) {
+                pc.sum[d][j] += o->pc.sum[d][j];
+                pc.cnt[d][j] += o->pc.cnt[d][j];
+            }
+    }
+    if (pc_fail) rk_milp_pseudocosts_free(&pc); /* advice only: go without */
+    /* as one observation each: a prior for the candidate order; strong
+     * branching still decides (counting them all made every column reliable
+     * at once, and the searches much longer) */
+    for (int d = 0; d < 2 && pc.n; d++)
+        for (int j = 0; j < pc.n; j++)
+            if (pc.cnt[d][j] > CM_PC_PRIOR) {
+                pc.sum[d][j] /= pc.cnt[d][j];
+                pc.cnt[d][j] = CM_PC_PRIOR;
+            }
     rk_milp_params mp;
     rk_milp_params_default(&mp);
+    mp.pseudocosts = pc.n ? &pc : NULL;
     mp.time_limit = p->time_limit;
     mp.node_limit = p->node_limit;
     mp.gap = p->gap > 0 ? p->gap : 1e-6;
@@ -132,6 +170,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     b->st = cm_solve(p, name, lp, &mp, &res, &b->err);
     b->time_s = cm_now() - t0;
     rk_lp_free(lp);
+    rk_milp_pseudocosts_free(&pc);
     if (b->st) {
         rk_milp_result_free(&res);
         return;
@@ -153,6 +192,8 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         b->saved = b->opt.saved;
         b->x = res.x;
         res.x = NULL;
+        b->pc = res.pseudocosts;
+        memset(&res.pseudocosts, 0, sizeof res.pseudocosts);
         b->owner = (int)(b - B);
         if (res.status == RK_MILP_OPTIMAL) {
             b->state = B_OPT;
@@ -392,6 +433,7 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
     free(list);
     for (int a = 0; a < nall; a++) {
         free(B[a].x);
+        rk_milp_pseudocosts_free(&B[a].pc);
         rk_option_free(&B[a].opt);
     }
     free(B);
