@@ -209,12 +209,20 @@ END_TEST
 
 /* ------------------------------------------------------------ incumbent, limits, threads */
 
+/* Read a MIPLIB instance, solve it with default parameters (left in *p for
+ * the test to change) and check that the solve is optimal. */
+static rk_milp_result solve_default(const char *name, rk_lp **lp, rk_milp_params *p) {
+    *lp = read_miplib(name);
+    rk_milp_params_default(p);
+    rk_milp_result r = solve(*lp, p);
+    ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
+    return r;
+}
+
 START_TEST(test_incumbent_used) {
-    rk_lp *lp = read_miplib("p0033");
+    rk_lp *lp;
     rk_milp_params p;
-    rk_milp_params_default(&p);
-    rk_milp_result full = solve(lp, &p);
-    ck_assert_int_eq(full.status, RK_MILP_OPTIMAL);
+    rk_milp_result full = solve_default("p0033", &lp, &p);
     /* hand the optimum over with a node limit of 1: it must come back */
     p.incumbent = full.x;
     p.node_limit = 1;
@@ -244,11 +252,9 @@ END_TEST
  * the search but not the optimum; pseudocosts of another column count are
  * ignored (same search as without). */
 START_TEST(test_pseudocosts_round_trip) {
-    rk_lp *lp = read_miplib("p0201");
+    rk_lp *lp;
     rk_milp_params p;
-    rk_milp_params_default(&p);
-    rk_milp_result a = solve(lp, &p);
-    ck_assert_int_eq(a.status, RK_MILP_OPTIMAL);
+    rk_milp_result a = solve_default("p0201", &lp, &p);
     ck_assert_int_eq(a.pseudocosts.n, lp->n);
     long seen = 0;
     for (int d = 0; d < 2; d++)
