@@ -120,9 +120,9 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         rk_lp_free(lp);
         return;
     }
-    /* pseudocosts: the sums of those of the solved grid neighbours b
-     * depends on (same columns, nearly the same problem), so that the search
-     * starts with reliable branching scores instead of strong branching */
+    /* pseudocosts: those of the solved grid neighbours b depends on (same
+     * columns, nearly the same problem), so that the search ranks its
+     * branching candidates well from the first node */
     rk_milp_pseudocosts pc = {0};
     int pc_fail = 0;
     for (int k = 0; k < nb && !pc_fail; k++) {
@@ -146,13 +146,14 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
             }
     }
     if (pc_fail) rk_milp_pseudocosts_free(&pc); /* advice only: go without */
-    /* as one observation each: a prior for the candidate order; strong
-     * branching still decides (counting them all made every column reliable
-     * at once, and the searches much longer) */
+    /* the neighbours' average, as at most CM_PC_PRIOR observations: a prior
+     * for the candidate order, which strong branching still confirms
+     * (counting every observation made every column reliable at once, and
+     * the searches much longer) */
     for (int d = 0; d < 2 && pc.n; d++)
         for (int j = 0; j < pc.n; j++)
             if (pc.cnt[d][j] > CM_PC_PRIOR) {
-                pc.sum[d][j] /= pc.cnt[d][j];
+                pc.sum[d][j] *= (double)CM_PC_PRIOR / pc.cnt[d][j];
                 pc.cnt[d][j] = CM_PC_PRIOR;
             }
     rk_milp_params mp;
