@@ -586,23 +586,10 @@ static int primal_loop(rk_simplex *s) {
         col_axpy(s, q, 1.0, alpha);
         rk_lu_ftran(s->lu, alpha);
         /* Harris ratio test: x_B(t) = x_B - dir t alpha */
-        double tmax = 0.0, ptp = PIVTOL;
-        int r = -1;
-        double bmax = 0.0, theta = 0.0;
-        int leave_st = VS_LB;
-        /* second pass with a tiny pivot tolerance before concluding
-         * unboundedness */
-        for (int pass = 0; pass < 2 && r < 0; pass++) {
-        if (pass == 1) {
-            /* disabled: on ill-posed LPs a tiny pivot turns an unbounded
-             * ray into a huge bogus optimum */
-            if (1 || !fresh || isfinite(tmax)) break;
-            ptp = 1e-9;
-        }
-        tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
+        double tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
         for (int p = 0; p < m; p++) {
             double a = dir * alpha[p];
-            if (fabs(a) < ptp) continue;
+            if (fabs(a) < PIVTOL) continue;
             int j = s->head[p];
             double v = s->x[j], h;
             if (a > 0) { /* decreasing */
@@ -616,9 +603,12 @@ static int primal_loop(rk_simplex *s) {
             }
             if (h < tmax) tmax = h;
         }
+        int r = -1;
+        double bmax = 0.0, theta = 0.0;
+        int leave_st = VS_LB;
         for (int p = 0; p < m; p++) {
             double a = dir * alpha[p];
-            if (fabs(a) < ptp) continue;
+            if (fabs(a) < PIVTOL) continue;
             int j = s->head[p];
             double v = s->x[j], rt, bnd;
             int st;
@@ -636,7 +626,6 @@ static int primal_loop(rk_simplex *s) {
             if (rt <= tmax && fabs(a) > bmax) {
                 bmax = fabs(a); r = p; theta = rt; leave_st = st;
             }
-        }
         }
         if (r < 0) {
             if (isfinite(tmax) && tmax == s->ub[q] - s->lb[q]) {
