@@ -872,15 +872,9 @@ static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
         if (P->age[k] <= max_age) keep++;
     }
     if (keep == P->nc) { rk_basis_free(&B); return 0; }
-    const rk_lp *lp = c->lp;
-    rk_lp *lp2 = rk_lp_new();
+    rk_lp *lp2 = bb_model_copy(c, c->slb, c->sub);
     rk_error e2;
     int ok = lp2 != NULL;
-    for (int j = 0; ok && j < n; j++) ok = rk_lp_add_col(lp2, NULL, lp->obj[j], c->slb[j], c->sub[j], lp->is_int[j]) == j;
-    for (int i = 0; ok && i < m; i++) ok = rk_lp_add_row(lp2, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
-    for (int i = 0; ok && i < m; i++)
-        ok = rk_lp_add_row_coefs(lp2, i, (int)(c->row_start[i + 1] - c->row_start[i]), c->row_idx + c->row_start[i],
-                                 c->row_val + c->row_start[i]) == RK_OK;
     int r = m;
     for (int k = 0; ok && k < P->nc; k++) {
         if (P->age[k] > max_age) continue;
@@ -891,11 +885,7 @@ static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
     }
     rk_simplex *s2 = NULL;
     int dropped = 0;
-    if (ok) {
-        rk_lp_set_maximize(lp2, lp->maximize);
-        rk_lp_set_obj_const(lp2, lp->obj_const);
-        s2 = rk_simplex_new(lp2, &e2);
-    }
+    if (ok) s2 = rk_simplex_new(lp2, &e2);
     if (s2) {
         rk_basis nb;
         nb.n = n;

@@ -214,25 +214,25 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
 }
 
 void bb_heur_rins(bb_ctx *c) {
-    int n = c->n, m = c->m, nfix = 0;
-    const rk_lp *lp = c->lp;
+    int n = c->n, nfix = 0;
     for (int j = 0; j < n; j++)
         if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) nfix++;
     if (nfix < 0.3 * c->n_int || nfix == c->n_int) return;
-    rk_lp *sub = rk_lp_new();
-    int ok = sub != NULL;
-    for (int j = 0; ok && j < n; j++) {
-        double lb = c->glb[j], ub = c->gub[j];
-        if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) lb = ub = c->inc_x[j];
-        ok = rk_lp_add_col(sub, NULL, lp->obj[j], lb, ub, lp->is_int[j]) == j;
+    /* the integer columns where the LP agrees with the incumbent are fixed */
+    double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
+    rk_lp *sub = NULL;
+    if (lb && ub) {
+        for (int j = 0; j < n; j++) {
+            lb[j] = c->glb[j];
+            ub[j] = c->gub[j];
+            if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) lb[j] = ub[j] = c->inc_x[j];
+        }
+        sub = bb_model_copy(c, lb, ub);
     }
-    for (int i = 0; ok && i < m; i++) ok = rk_lp_add_row(sub, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
-    for (int i = 0; ok && i < m; i++)
-        ok = rk_lp_add_row_coefs(sub, i, (int)(c->row_start[i + 1] - c->row_start[i]), c->row_idx + c->row_start[i],
-                                 c->row_val + c->row_start[i]) == RK_OK;
+    free(lb);
+    free(ub);
+    int ok = sub != NULL;
     if (ok) {
-        rk_lp_set_maximize(sub, lp->maximize);
-        rk_lp_set_obj_const(sub, lp->obj_const);
         rk_milp_params p;
         rk_milp_params_default(&p);
         p.node_limit = 500;

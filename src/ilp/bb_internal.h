@@ -154,6 +154,9 @@ void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
 #define BB_LP_TRIAL 2
 rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff);
 void bb_read_lp(bb_ctx *c);
+/* A new problem with the model's rows and objective (no cuts) and the given
+ * column bounds, for sub-MIPs and rebuilt LPs; NULL when out of memory. */
+rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub);
 
 /* integer rows (bb_rows.c): *out = a copy of lp whose all-integer rows are
  * divided by their coefficients' gcd with bounds rounded inwards (same
