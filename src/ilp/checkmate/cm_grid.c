@@ -43,9 +43,49 @@ static int looser(const budget *a, const budget *b) { return a != b && a->p >= b
  * level, whose schedules often fit. */
 #define CM_NEAR 3
 #define CM_PC_PRIOR 3 /* observations a neighbour's pseudocost counts for */
+static int near(const budget *o, const budget *b) { return abs(o->i - b->i) <= CM_NEAR && abs(o->j - b->j) <= CM_NEAR; }
 static int depends(const budget *o, const budget *b) {
     if (looser(o, b)) return 1;
-    return o != b && o->level < b->level && abs(o->i - b->i) <= CM_NEAR && abs(o->j - b->j) <= CM_NEAR;
+    return o != b && o->level < b->level && near(o, b);
+}
+
+/* Pseudocosts for b's ILP: the sums of those of the solved neighbours b
+ * depends on (same columns, nearly the same problem), so that the search
+ * ranks its branching candidates well from the first node; their average
+ * counts as at most CM_PC_PRIOR observations, a prior that strong branching
+ * still confirms (counting every observation made every column reliable at
+ * once, and the searches much longer).  pc->n = 0 when there are none (or
+ * out of memory: they are advice only). */
+static void neighbour_pseudocosts(const budget *B, int nb, const budget *b, rk_milp_pseudocosts *pc) {
+    memset(pc, 0, sizeof *pc);
+    for (int k = 0; k < nb; k++) {
+        const budget *o = &B[k];
+        if (!o->ilp || o->pc.n != b->cols || !depends(o, b) || !near(o, b)) continue;
+        if (pc->n == 0) {
+            int fail = 0;
+            for (int d = 0; d < 2; d++) {
+                pc->sum[d] = calloc((size_t)b->cols, sizeof *pc->sum[d]);
+                pc->cnt[d] = calloc((size_t)b->cols, sizeof *pc->cnt[d]);
+                if (!pc->sum[d] || !pc->cnt[d]) fail = 1;
+            }
+            pc->n = b->cols;
+            if (fail) {
+                rk_milp_pseudocosts_free(pc);
+                return;
+            }
+        }
+        for (int d = 0; d < 2; d++)
+            for (int j = 0; j < pc->n; j++) {
+                pc->sum[d][j] += o->pc.sum[d][j];
+                pc->cnt[d][j] += o->pc.cnt[d][j];
+            }
+    }
+    for (int d = 0; d < 2 && pc->n; d++)
+        for (int j = 0; j < pc->n; j++)
+            if (pc->cnt[d][j] > CM_PC_PRIOR) {
+                pc->sum[d][j] *= (double)CM_PC_PRIOR / pc->cnt[d][j];
+                pc->cnt[d][j] = CM_PC_PRIOR;
+            }
 }
 
 static int cmp_opt(const void *x, const void *y) {
@@ -120,50 +160,11 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         rk_lp_free(lp);
         return;
     }
-    /* pseudocosts: those of the solved grid neighbours b depends on (same
-     * columns, nearly the same problem), so that the search ranks its
-     * branching candidates well from the first node */
-    rk_milp_pseudocosts pc = {0};
-    int pc_fail = 0;
-    for (int k = 0; k < nb && !pc_fail; k++) {
-        const budget *o = &B[k];
-        if (!o->ilp || o->pc.n != b->cols || !depends(o, b) || abs(o->i - b->i) > CM_NEAR ||
-            abs(o->j - b->j) > CM_NEAR)
-            continue;
-        if (pc.n == 0) {
-            for (int d = 0; d < 2; d++) {
-                pc.sum[d] = calloc((size_t)b->cols, sizeof *pc.sum[d]);
-                pc.cnt[d] = calloc((size_t)b->cols, sizeof *pc.cnt[d]);
-                if (!pc.sum[d] || !pc.cnt[d]) pc_fail = 1;
-            }
-            pc.n = b->cols;
-            if (pc_fail) break;
-        }
-        for (int d = 0; d < 2; d++)
-            for (int j = 0; j < pc.n; j++) {
-                pc.sum[d][j] += o->pc.sum[d][j];
-                pc.cnt[d][j] += o->pc.cnt[d][j];
-            }
-    }
-    if (pc_fail) rk_milp_pseudocosts_free(&pc); /* advice only: go without */
-    /* the neighbours' average, as at most CM_PC_PRIOR observations: a prior
-     * for the candidate order, which strong branching still confirms
-     * (counting every observation made every column reliable at once, and
-     * the searches much longer) */
-    for (int d = 0; d < 2 && pc.n; d++)
-        for (int j = 0; j < pc.n; j++)
-            if (pc.cnt[d][j] > CM_PC_PRIOR) {
-                pc.sum[d][j] *= (double)CM_PC_PRIOR / pc.cnt[d][j];
-                pc.cnt[d][j] = CM_PC_PRIOR;
-            }
+    rk_milp_pseudocosts pc;
+    neighbour_pseudocosts(B, nb, b, &pc);
     rk_milp_params mp;
-    rk_milp_params_default(&mp);
+    cm_milp_params(p, &mp);
     mp.pseudocosts = pc.n ? &pc : NULL;
-    mp.time_limit = p->time_limit;
-    mp.node_limit = p->node_limit;
-    mp.gap = p->gap > 0 ? p->gap : 1e-6;
-    mp.threads = p->milp_threads > 0 ? p->milp_threads : 1;
-    mp.verbose = p->verbose > 1;
     mp.incumbent = inc ? inc->x : NULL;
     mp.known_bound = isfinite(kb) ? kb - cm_obj_offset(m) : kb;
     rk_milp_result res;

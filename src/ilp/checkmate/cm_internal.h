@@ -96,6 +96,9 @@ struct rk_checkmate_model {
 rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var,
                       rk_lp **lp, rk_error *err);
 
+/* The MILP parameters of one rk-Checkmate ILP (time and node limits, gap,
+ * threads, verbosity) from the rk-Checkmate parameters. */
+void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp);
 /* Solve lp with the params' solver (or rk_milp_solve). */
 rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *lp,
                    const rk_milp_params *mp, rk_milp_result *res, rk_error *err);

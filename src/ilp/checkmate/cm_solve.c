@@ -37,7 +37,7 @@ rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp 
     return rk_mps_write(path, lp, err);
 }
 
-static void milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
+void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     rk_milp_params_default(mp);
     mp->time_limit = p->time_limit;
     mp->node_limit = p->node_limit;
@@ -67,7 +67,7 @@ rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m
     snprintf(name, sizeof name, "%s", p->export_prefix ? p->export_prefix : "block");
     r = cm_export(p, name, lp, err);
     rk_milp_params mp;
-    milp_params(p, &mp);
+    cm_milp_params(p, &mp);
     rk_milp_result res;
     memset(&res, 0, sizeof res);
     if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
@@ -134,7 +134,7 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
     snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
     r = cm_export(p, name, lp, err);
     rk_milp_params mp;
-    milp_params(p, &mp);
+    cm_milp_params(p, &mp);
     rk_milp_result res;
     memset(&res, 0, sizeof res);
     if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
