@@ -5,7 +5,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 #include "rk_milp.h"
@@ -40,12 +39,6 @@ static double milp_gap(const rk_milp_result *r) {
     double g = fabs(r->objective - r->bound) / fmax(fabs(r->objective), 1e-10);
     if (r->objective == r->bound) g = 0;
     return g;
-}
-
-static int milp_same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static rk_status milp_write_solution(const char *path, const rk_lp *lp, const rk_milp_result *r, rk_error *err) {
@@ -129,7 +122,7 @@ int rk_cmd_milp(int argc, char **argv) {
         return cli_usage_error(cmd, "expected exactly one MPS file, got %d (see rkmate milp --help)", argc - optind);
     }
     const char *path = argv[optind];
-    if (out && (strcmp(out, path) == 0 || milp_same_file(out, path)))
+    if (out && (strcmp(out, path) == 0 || cli_same_file(out, path)))
         return cli_usage_error(cmd, "-o %s: refusing to write the solution over the input file", out);
     p.verbose = verbose && !quiet ? 2 : cli_progress_wanted(quiet);
 
