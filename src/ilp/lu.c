@@ -499,8 +499,11 @@ static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const do
 /* The sparse solves' right-hand side: when x has at most m / 20 + 1
  * nonzeros (one pass, stopping early otherwise), move x[i] to lu->hw at
  * rank[i] (x[i] becomes 0) and list those ranks in lu->hlist; returns the
- * count, or -1 (x untouched) when x is too dense. */
-static int sparse_gather(rk_lu *lu, double *x, const int *rank) {
+ * count, or -1 (x untouched) when x is too dense, or when the solve's
+ * results (running density *dens) have been dense lately, except every
+ * 16th call (*skip counts them) to notice when they become sparse again. */
+static int sparse_gather(rk_lu *lu, double *x, const int *rank, double dens, unsigned *skip) {
+    if (dens > 0.15 && (++*skip & 15) != 0) return -1;
     int m = lu->m, lim = m / 20 + 1, nz = 0;
     int *list = lu->hlist;
     for (int i = 0; i < m; i++)
@@ -517,14 +520,26 @@ static int sparse_gather(rk_lu *lu, double *x, const int *rank) {
     return nz;
 }
 
+/* The sparse solves' result: w at the pivots lu->hpost[0..npost) goes to x
+ * at perm[pivot], w and the marks are cleared (their zero invariant), and the
+ * result's density enters the running mean *dens. */
+static void sparse_scatter(rk_lu *lu, double *x, const int *perm, int npost, double *dens) {
+    double *w = lu->hw;
+    char *mk = lu->hmark;
+    for (int t = 0; t < npost; t++) {
+        int k = lu->hpost[t];
+        x[perm[k]] = w[k];
+        w[k] = 0.0;
+        mk[k] = 0;
+    }
+    *dens = 0.9 * *dens + 0.1 * (double)npost / (double)lu->m;
+}
+
 /* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
  * depth-first search for the reach in U, solve in topological order).
  * Returns 0 if x is too dense for it (x untouched). */
 static int ftran_lu_sparse(rk_lu *lu, double *x) {
-    int m = lu->m;
-    /* results have been dense lately: go dense, trying again now and then */
-    if (lu->hdens > 0.15 && (++lu->hskip & 15) != 0) return 0;
-    int nz = sparse_gather(lu, x, lu->rrank);
+    int nz = sparse_gather(lu, x, lu->rrank, lu->hdens, &lu->hskip);
     if (nz < 0) return 0;
     int *list = lu->hlist;
     double *w = lu->hw;
@@ -545,14 +560,7 @@ static int ftran_lu_sparse(rk_lu *lu, double *x) {
      * the zero invariant */
     for (int t = 0; t < nz; t++) mk[list[t]] = 0;
     int npost = u_solve_sparse(lu, lu->UCstart, lu->UCidx, lu->UCval, list, nz);
-    int *post = lu->hpost;
-    for (int t = 0; t < npost; t++) {
-        int k = post[t];
-        x[lu->pcol[k]] = w[k];
-        w[k] = 0.0;
-        mk[k] = 0;
-    }
-    lu->hdens = 0.9 * lu->hdens + 0.1 * (double)npost / (double)m;
+    sparse_scatter(lu, x, lu->pcol, npost, &lu->hdens);
     return 1;
 }
 
@@ -665,9 +673,7 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
 /* BTRAN through U' and L' for a sparse right-hand side (x indexed by
  * position on entry, by row on return).  Returns 0 if too dense. */
 static int btran_lu_sparse(rk_lu *lu, double *x) {
-    int m = lu->m;
-    if (lu->hdens_b > 0.15 && (++lu->hskip_b & 15) != 0) return 0;
-    int nz = sparse_gather(lu, x, lu->crank);
+    int nz = sparse_gather(lu, x, lu->crank, lu->hdens_b, &lu->hskip_b);
     if (nz < 0) return 0;
     int *list = lu->hlist;
     double *w = lu->hw;
@@ -683,13 +689,7 @@ static int btran_lu_sparse(rk_lu *lu, double *x) {
         w[k] -= sum;
         if (!mk[k]) { mk[k] = 1; post[npost++] = k; }
     }
-    for (int t = 0; t < npost; t++) {
-        int k = post[t];
-        x[lu->prow[k]] = w[k];
-        w[k] = 0.0;
-        mk[k] = 0;
-    }
-    lu->hdens_b = 0.9 * lu->hdens_b + 0.1 * (double)npost / (double)m;
+    sparse_scatter(lu, x, lu->prow, npost, &lu->hdens_b);
     return 1;
 }
 
