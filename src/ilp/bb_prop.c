@@ -12,6 +12,20 @@
 
 #define BB_PROP_TOL 1e-9
 
+/* Queue the rows of column j (but row skip) that are not queued yet, in
+ * out[*n_out..], at most cap in all. */
+static void bb_queue_col_rows(bb_ctx *c, int j, int skip, int *out, int *n_out, int cap) {
+    const int *ri = c->A.index + c->A.start[j];
+    long cnt = c->A.start[j + 1] - c->A.start[j];
+    for (long k = 0; k < cnt; k++) {
+        int r = ri[k];
+        if (r != skip && !c->prop_inq[r] && *n_out < cap) {
+            c->prop_inq[r] = 1;
+            out[(*n_out)++] = r;
+        }
+    }
+}
+
 /* Work on row i: returns 1 if infeasible. Tightened columns' rows are queued. */
 static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, int *n_out, int cap) {
     double rlb = c->row_lb[i], rub = c->row_ub[i];
@@ -79,28 +93,19 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
             can_u = rub != INFINITY && ninf_min <= 1;
             can_l = rlb != -INFINITY && ninf_max <= 1;
             if (c->obj[j] != 0) c->prop_obj_dirty = 1;
-            /* queue the other rows of j */
-            const int *ri = c->A.index + c->A.start[j];
-            long cnt = c->A.start[j + 1] - c->A.start[j];
-            for (long k = 0; k < cnt; k++) {
-                int r = ri[k];
-                if (r != i && !c->prop_inq[r] && *n_out < cap) {
-                    c->prop_inq[r] = 1;
-                    out[(*n_out)++] = r;
-                }
-            }
+            bb_queue_col_rows(c, j, i, out, n_out, cap); /* the other rows of j */
         }
     }
     return 0;
 }
 
 /* The objective row: sum obj_j x_j + obj_const <= cutoff.  Returns 1 if
- * infeasible; tightened columns' rows are queued (ring of capacity m). */
-static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *ring, int head, int *count) {
+ * infeasible; tightened columns' rows are queued in out (as for a row). */
+static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, int *n_out, int cap) {
     c->prop_obj_dirty = 0;
     double cut = bb_cutoff(c);
     if (!isfinite(cut)) return 0;
-    int n = c->n, m = c->m;
+    int n = c->n;
     double minact = c->obj_const;
     for (int j = 0; j < n; j++) {
         double a = c->obj[j];
@@ -124,15 +129,7 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *ring, 
             if (t <= lb[j]) continue;
             lb[j] = t;
         }
-        const int *ri = c->A.index + c->A.start[j];
-        long cnt = c->A.start[j + 1] - c->A.start[j];
-        for (long k = 0; k < cnt; k++) {
-            int r = ri[k];
-            if (!c->prop_inq[r] && *count < m) {
-                c->prop_inq[r] = 1;
-                ring[(head + (*count)++) % m] = r;
-            }
-        }
+        bb_queue_col_rows(c, j, -1, out, n_out, cap);
     }
     return 0;
 }
@@ -153,21 +150,24 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
     long budget = 10L * m + 1000;
     int infeasible = 0;
     int use_obj = c->has_inc;
-    if (use_obj && bb_propagate_objective(c, lb, ub, ring, head, &count)) infeasible = 1;
+    /* rows queued by a step go to the end of the ring */
+    int nq = 0;
+    if (use_obj && bb_propagate_objective(c, lb, ub, c->tmp_i, &nq, m - count)) infeasible = 1;
+    for (int k = 0; k < nq; k++) ring[(head + count + k) % m] = c->tmp_i[k];
+    count += nq;
     while (count > 0 && !infeasible) {
         int i = ring[head];
         head = (head + 1) % m;
         count--;
         c->prop_inq[i] = 0;
         if (budget-- <= 0) continue; /* out of work budget: drain the queue */
-        int nq = 0;
+        nq = 0;
         if (bb_propagate_row(c, i, lb, ub, c->tmp_i, &nq, m - count)) infeasible = 1;
+        if (!infeasible && count + nq == 0 && use_obj && c->prop_obj_dirty && budget > 0 &&
+            bb_propagate_objective(c, lb, ub, c->tmp_i, &nq, m - count))
+            infeasible = 1;
         for (int k = 0; k < nq; k++) ring[(head + count + k) % m] = c->tmp_i[k];
         count += nq;
-        if (infeasible) break;
-        if (count == 0 && use_obj && c->prop_obj_dirty && budget > 0 &&
-            bb_propagate_objective(c, lb, ub, ring, head, &count))
-            infeasible = 1;
     }
     if (infeasible)
         for (int k = 0; k < count; k++) c->prop_inq[ring[(head + k) % m]] = 0;
