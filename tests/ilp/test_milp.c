@@ -27,13 +27,20 @@ static const char *testdata(void) {
     return d ? d : "tests/data";
 }
 
-static rk_lp *read_miplib(const char *name) {
+/* An MPS file of the test data: dir/name, read or the test fails. */
+static rk_lp *read_data_mps(const char *dir, const char *name) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/miplib3/%s.mps.gz", testdata(), name);
+    snprintf(path, sizeof path, "%s/%s/%s", testdata(), dir, name);
     rk_lp *lp = NULL;
     rk_error err;
     ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
     return lp;
+}
+
+static rk_lp *read_miplib(const char *name) {
+    char file[256];
+    snprintf(file, sizeof file, "%s.mps.gz", name);
+    return read_data_mps("miplib3", file);
 }
 
 static double objective_of(const rk_lp *lp, const double *x) {
@@ -435,15 +442,6 @@ END_TEST
 
 /* ------------------------------------------------------- regressions */
 
-static rk_lp *read_regress(const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/milp_regress/%s", testdata(), name);
-    rk_lp *lp = NULL;
-    rk_error err;
-    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
-    return lp;
-}
-
 /* 'name value' per line, as `rkmate milp -o` writes; every column given */
 static double *read_incumbent(const rk_lp *lp, const char *name) {
     char path[1024];
@@ -482,7 +480,7 @@ START_TEST(test_regress_objective_constant) {
         {"seed1000_incumbent_bug.mps", "seed1000_incumbent_bug.incumbent.txt", 21.0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        rk_lp *lp = read_regress(cases[k].mps);
+        rk_lp *lp = read_data_mps("milp_regress", cases[k].mps);
         ck_assert_double_ne(rk_lp_get_obj_const(lp), 0.0);
         rk_milp_params p;
         rk_milp_params_default(&p);
