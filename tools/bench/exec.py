@@ -6,18 +6,11 @@ PyTorch step measured in the same process."""
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def sh(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if p.returncode not in (0, 3):
-        sys.exit(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    return p
+sys.path.insert(0, os.path.join(ROOT, "tools", "lib"))
+from rkjob import export_and_trace, keep_all_run, sh  # noqa: E402
 
 
 def main():
@@ -42,23 +35,9 @@ def main():
     algos = ["sqrt", "rotor", "rockmate"]
     rows = []
     for name, (cmd, _) in models.items():
-        mp = os.path.join(a.out, name + ".pt")
-        p = sh([py, *cmd, "--out", mp], cwd=ROOT)
-        trace_cmd = next(l for l in p.stdout.splitlines() if l.startswith("rkmate trace"))
-        inputs = []
-        toks = trace_cmd.split()
-        for i, t in enumerate(toks):
-            if t == "--input":
-                inputs += ["--input", toks[i + 1]]
-            if t == "--input-file":
-                inputs += ["--input-file", toks[i + 1]]
-        chain = os.path.join(a.out, name + ".rkg")
-        sh([rk, "trace", mp, *inputs, "-o", chain, "--quiet"])
+        mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT)
         # the plain step and keep-everything schedule give the reference peak
-        keep = os.path.join(a.out, name + "_none.rks")
-        sh([rk, "solve", chain, "--budget", "1TB", "--algo", "none", "-o", keep, "--quiet"])
-        base = json.loads(sh([rk, "run", mp, keep, "--chain", chain, *inputs, "--iters", str(a.iters),
-                              "--json"]).stdout)
+        base = keep_all_run(rk, mp, chain, inputs, a.out, name, ["--iters", str(a.iters)])
         plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
         rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=True,
                          predicted_peak=None, measured_peak=plain_peak, measured_time=plain_time,

@@ -5,35 +5,19 @@ a real training step (`rkmate run --check`) and print predicted and measured
 peak and time beside the plain PyTorch step."""
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-
-def sh(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode not in (0, 3):
-        sys.exit(f"tools/run: {' '.join(cmd)} failed ({p.returncode}):\n{p.stderr}")
-    return p
+from rkjob import export_and_trace, keep_all_run, sh
 
 
 def main():
     rk, py, root = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory() as d:
-        model = os.path.join(d, "gpt2.pt")
-        out = sh([py, os.path.join(root, "tools/models/gpt2.py"), "--layers", "4", "--width", "128", "--heads", "4",
-                  "--seq", "64", "--batch", "4", "--out", model]).stdout
-        toks = next(l for l in out.splitlines() if l.startswith("rkmate trace")).split()
-        inputs = []
-        for i, t in enumerate(toks):
-            if t in ("--input", "--input-file"):
-                inputs += [t, toks[i + 1]]
-        chain = os.path.join(d, "gpt2.rkg")
-        print("tracing a 4-layer GPT2 (width 128, seq 64, batch 4, dropout on) ...", file=sys.stderr)
-        sh([rk, "trace", model, *inputs, "-o", chain, "--quiet"])
-        keep = os.path.join(d, "keep.rks")
-        sh([rk, "solve", chain, "--budget", "1TB", "--algo", "none", "-o", keep, "--quiet"])
-        base = json.loads(sh([rk, "run", model, keep, "--chain", chain, *inputs, "--check", "--json"]).stdout)
+        print("exporting and tracing a 4-layer GPT2 (width 128, seq 64, batch 4, dropout on) ...", file=sys.stderr)
+        model, chain, inputs = export_and_trace(rk, py, ["tools/models/gpt2.py", "--layers", "4", "--width", "128",
+                                                         "--heads", "4", "--seq", "64", "--batch", "4"], d, "gpt2", root)
+        base = keep_all_run(rk, model, chain, inputs, d, "gpt2", ["--check"])
         plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
         mib = lambda b: f"{b / 2**20:8.2f} MiB"
         print(f"GPT2, 4 layers: {sh([rk, 'show', chain]).stdout.splitlines()[0]}")
@@ -41,9 +25,11 @@ def main():
               f"{'overhead':>9}  gradients")
         print(f"{'plain PyTorch':>14}  {'':9} {'':>12} {mib(plain_peak):>12} {'':>9} {plain_time / 1000:9.2f} "
               f"{'':>9}  (reference)")
-        print(f"{'100 %':>14}  {'none':9} {mib(base['predicted_peak']):>12} {mib(base['measured_peak']):>12} "
-              f"{base['predicted_time'] / 1000:9.2f} {base['measured_time'] / 1000:9.2f} "
-              f"{100 * (base['measured_time'] / plain_time - 1):8.1f}%  {'equal' if base['grads_equal'] else 'DIFFER'}")
+        row = lambda label, algo, r: print(
+            f"{label:>14}  {algo:9} {mib(r['predicted_peak']):>12} {mib(r['measured_peak']):>12} "
+            f"{r['predicted_time'] / 1000:9.2f} {r['measured_time'] / 1000:9.2f} "
+            f"{100 * (r['measured_time'] / r['baseline_time'] - 1):8.1f}%  {'equal' if r['grads_equal'] else 'DIFFER'}")
+        row("100 %", "none", base)
         for frac in (0.75, 0.5, 0.3):
             budget = int(plain_peak * frac)
             for i, algo in enumerate(("rockmate", "rotor", "sqrt")):
@@ -54,11 +40,8 @@ def main():
                 if s.returncode == 3:
                     print(f"{label:>14}  {algo:9} {'no schedule fits':>12}")
                     continue
-                r = json.loads(sh([rk, "run", model, sp, "--chain", chain, *inputs, "--check", "--json"]).stdout)
-                print(f"{label:>14}  {algo:9} {mib(r['predicted_peak']):>12} {mib(r['measured_peak']):>12} "
-                      f"{r['predicted_time'] / 1000:9.2f} {r['measured_time'] / 1000:9.2f} "
-                      f"{100 * (r['measured_time'] / r['baseline_time'] - 1):8.1f}%  "
-                      f"{'equal' if r['grads_equal'] else 'DIFFER'}")
+                row(label, algo, json.loads(sh([rk, "run", model, sp, "--chain", chain, *inputs, "--check",
+                                                "--json"]).stdout))
 
 
 if __name__ == "__main__":
