@@ -1,7 +1,9 @@
-/* ilp_testlib.c — checks shared by the LP and MILP tests: feasibility of a
- * returned solution, row by row and bound by bound. */
+/* ilp_testlib.c — shared by the LP, MPS and MILP tests: where the test data
+ * is, reading its MPS files, and the feasibility of a returned solution, row
+ * by row and bound by bound. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "ilp_testlib.h"
@@ -28,4 +30,19 @@ double ilp_max_violation(const rk_lp *lp, const double *x, int with_integrality)
     }
     free(ax);
     return w;
+}
+
+const char *ilp_testdata(void) {
+    const char *d = getenv("RKMATE_TESTDATA");
+    return d ? d : "tests/data";
+}
+
+rk_lp *ilp_read_data_mps(const char *dir, const char *name) {
+    char path[8192];
+    int n = snprintf(path, sizeof path, "%s/%s/%s", ilp_testdata(), dir, name);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof path, "test data path too long");
+    rk_lp *lp = NULL;
+    rk_error err;
+    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
+    return lp;
 }

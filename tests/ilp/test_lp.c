@@ -50,20 +50,10 @@ static rk_lp_status solve_engine(const rk_lp *lp, double *obj) {
     return st;
 }
 
-static const char *testdata(void) {
-    const char *d = getenv("RKMATE_TESTDATA");
-    return d ? d : "tests/data";
-}
-
 static rk_lp *read_netlib(const char *name) {
-    char path[8192];
-    int n = snprintf(path, sizeof path, "%s/netlib/%.64s.mps.gz", testdata(), name);
-    ck_assert_msg(n > 0 && (size_t)n < sizeof path, "test data path too long");
-    rk_lp *lp = NULL;
-    rk_error err;
-    rk_status st = rk_mps_read(path, &lp, &err);
-    ck_assert_msg(st == RK_OK, "reading %s: %s", path, err.msg);
-    return lp;
+    char file[256];
+    snprintf(file, sizeof file, "%.64s.mps.gz", name);
+    return ilp_read_data_mps("netlib", file);
 }
 
 /* ------------------------------------------------------------ builder */
@@ -410,7 +400,7 @@ typedef struct {
 
 static int read_optima(optimum *out, int max) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/netlib/OPTIMA.tsv", testdata());
+    snprintf(path, sizeof path, "%s/netlib/OPTIMA.tsv", ilp_testdata());
     FILE *f = fopen(path, "r");
     ck_assert_msg(f != NULL, "cannot open %s", path);
     char line[512];

@@ -22,25 +22,10 @@
 
 #define INF INFINITY
 
-static const char *testdata(void) {
-    const char *d = getenv("RKMATE_TESTDATA");
-    return d ? d : "tests/data";
-}
-
-/* An MPS file of the test data: dir/name, read or the test fails. */
-static rk_lp *read_data_mps(const char *dir, const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/%s", testdata(), dir, name);
-    rk_lp *lp = NULL;
-    rk_error err;
-    ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
-    return lp;
-}
-
 static rk_lp *read_miplib(const char *name) {
     char file[256];
     snprintf(file, sizeof file, "%s.mps.gz", name);
-    return read_data_mps("miplib3", file);
+    return ilp_read_data_mps("miplib3", file);
 }
 
 static double objective_of(const rk_lp *lp, const double *x) {
@@ -67,7 +52,7 @@ static int n_inst;
 
 static void load_optima(void) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", testdata());
+    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", ilp_testdata());
     FILE *f = fopen(path, "r");
     if (!f) return;
     char line[512];
@@ -383,7 +368,7 @@ START_TEST(test_cli) {
     char cmd[4096], out[8192], sol[512];
     snprintf(sol, sizeof sol, "%s/rk_test_milp_%ld.sol", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --json --quiet -o '%s' --threads 2", bin,
-             testdata(), sol);
+             ilp_testdata(), sol);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\"status\": \"optimal\"") != NULL, "%s", out);
     ck_assert_msg(strstr(out, "\"objective\": 3089") != NULL, "%s", out);
@@ -412,7 +397,7 @@ START_TEST(test_cli) {
     rk_lp_free(lp);
     unlink(sol);
     /* LP relaxation, text output */
-    snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --lp --quiet", bin, testdata());
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --lp --quiet", bin, ilp_testdata());
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
     ck_assert_ptr_nonnull(strstr(out, "status      optimal"));
     /* infeasible toy: exit 3 */
@@ -433,7 +418,7 @@ START_TEST(test_cli) {
     snprintf(cmd, sizeof cmd, "'%s' milp '%s' --gap nope 2>&1", bin, toy);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--gap"));
-    snprintf(cmd, sizeof cmd, "'%s' milp '%s/mps_bad/05_bad_number.mps' 2>&1", bin, testdata());
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/mps_bad/05_bad_number.mps' 2>&1", bin, ilp_testdata());
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "line 7"));
     unlink(toy);
@@ -445,7 +430,7 @@ END_TEST
 /* 'name value' per line, as `rkmate milp -o` writes; every column given */
 static double *read_incumbent(const rk_lp *lp, const char *name) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/milp_regress/%s", testdata(), name);
+    snprintf(path, sizeof path, "%s/milp_regress/%s", ilp_testdata(), name);
     FILE *f = fopen(path, "r");
     ck_assert_msg(f != NULL, "cannot open %s", path);
     double *x = calloc((size_t)lp->n + 1, sizeof *x);
@@ -480,7 +465,7 @@ START_TEST(test_regress_objective_constant) {
         {"seed1000_incumbent_bug.mps", "seed1000_incumbent_bug.incumbent.txt", 21.0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        rk_lp *lp = read_data_mps("milp_regress", cases[k].mps);
+        rk_lp *lp = ilp_read_data_mps("milp_regress", cases[k].mps);
         ck_assert_double_ne(rk_lp_get_obj_const(lp), 0.0);
         rk_milp_params p;
         rk_milp_params_default(&p);

@@ -11,15 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ilp_testlib.h"
 #include "lp_internal.h"
 #include "rk_milp.h"
 
 #define INF INFINITY
-
-static const char *testdata(void) {
-    const char *d = getenv("RKMATE_TESTDATA");
-    return d ? d : "tests/data";
-}
 
 /* a temporary path unique to this process */
 static void tmp_path(char *buf, size_t n, const char *tag) {
@@ -283,7 +279,7 @@ END_TEST
  * the file and the line, and says what was wrong */
 START_TEST(test_malformed_files) {
     char list[1024];
-    snprintf(list, sizeof list, "%s/mps_bad/EXPECTED.tsv", testdata());
+    snprintf(list, sizeof list, "%s/mps_bad/EXPECTED.tsv", ilp_testdata());
     FILE *f = fopen(list, "r");
     ck_assert_msg(f != NULL, "cannot open %s", list);
     char line[1024];
@@ -296,7 +292,7 @@ START_TEST(test_malformed_files) {
         char *text = strtok(NULL, "\t");
         ck_assert(name && ln && text);
         char path[1024];
-        snprintf(path, sizeof path, "%s/mps_bad/%s", testdata(), name);
+        snprintf(path, sizeof path, "%s/mps_bad/%s", ilp_testdata(), name);
         rk_lp *lp = NULL;
         rk_error err;
         err.msg[0] = 0;
@@ -362,7 +358,7 @@ END_TEST
 
 static void round_trip_dir(const char *dir) {
     char list[1024];
-    snprintf(list, sizeof list, "%s/%s/OPTIMA.tsv", testdata(), dir);
+    snprintf(list, sizeof list, "%s/%s/OPTIMA.tsv", ilp_testdata(), dir);
     FILE *f = fopen(list, "r");
     ck_assert_msg(f != NULL, "cannot open %s", list);
     char line[1024];
@@ -372,7 +368,7 @@ static void round_trip_dir(const char *dir) {
         char *name = strtok(line, "\t \n");
         if (!name) continue;
         char path[1024];
-        snprintf(path, sizeof path, "%s/%s/%s.mps.gz", testdata(), dir, name);
+        snprintf(path, sizeof path, "%s/%s/%s.mps.gz", ilp_testdata(), dir, name);
         rk_lp *lp = NULL;
         rk_error err;
         ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "%s", err.msg);
@@ -400,7 +396,7 @@ START_TEST(test_miplib_sizes) {
     };
     for (size_t k = 0; k < sizeof t / sizeof t[0]; k++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/miplib3/%s.mps.gz", testdata(), t[k].name);
+        snprintf(path, sizeof path, "%s/miplib3/%s.mps.gz", ilp_testdata(), t[k].name);
         rk_lp *lp = NULL;
         rk_error err;
         ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "%s", err.msg);
