@@ -25,7 +25,7 @@
 #include "bb_internal.h"
 #include "lu.h"
 
-#define CUT_MAX_ROUNDS 50
+#define CUT_MAX_ROUNDS 5
 #define CUT_PER_ROUND 500
 #define CUT_MAX_AGE 2       /* rounds a slack cut stays in the LP */
 #define CUT_MIN_F0 0.005
@@ -681,17 +681,129 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
     return viol / sqrt(norm);
 }
 
+/* Cuts a <= round separated (c-MIR, covers), kept until the round's most
+ * efficacious go to the LP. */
 typedef struct {
     double eff;
-    long at;     /* offset into the round's buffers */
+    long at;     /* offset into the buffers */
     int cnt;
     double rhs;
-} bb_mircut;
+} bb_found_cut;
 
-static int bb_mircut_cmp(const void *x, const void *y) {
-    const bb_mircut *a = x, *b = y;
+typedef struct {
+    bb_found_cut *cut;
+    int n, cap;
+    int *idx;
+    double *val;
+    long len, cap_len;
+} bb_found;
+
+static int bb_found_cmp(const void *x, const void *y) {
+    const bb_found_cut *a = x, *b = y;
     if (a->eff != b->eff) return a->eff > b->eff ? -1 : 1;
     return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int bb_found_push(bb_found *F, int cnt, const int *idx, const double *val, double rhs, double eff) {
+    if (F->n == F->cap) {
+        int nc = F->cap ? 2 * F->cap : 64;
+        bb_found_cut *nf = realloc(F->cut, (size_t)nc * sizeof *nf);
+        if (!nf) return -1;
+        F->cut = nf;
+        F->cap = nc;
+    }
+    if (F->len + cnt > F->cap_len) {
+        long nc = F->cap_len ? 2 * F->cap_len : 4096;
+        while (nc < F->len + cnt) nc *= 2;
+        int *ni = realloc(F->idx, (size_t)nc * sizeof *ni);
+        if (!ni) return -1;
+        F->idx = ni;
+        double *nv = realloc(F->val, (size_t)nc * sizeof *nv);
+        if (!nv) return -1;
+        F->val = nv;
+        F->cap_len = nc;
+    }
+    memcpy(F->idx + F->len, idx, (size_t)cnt * sizeof *idx);
+    memcpy(F->val + F->len, val, (size_t)cnt * sizeof *val);
+    F->cut[F->n].eff = eff;
+    F->cut[F->n].at = F->len;
+    F->cut[F->n].cnt = cnt;
+    F->cut[F->n].rhs = rhs;
+    F->n++;
+    F->len += cnt;
+    return 0;
+}
+
+static void bb_found_free(bb_found *F) {
+    free(F->cut);
+    free(F->idx);
+    free(F->val);
+}
+
+/* The max_cuts most efficacious cuts found (a x <= rhs), scaled to max |a| =
+ * 1 with the side relaxed a little for safety, go to the simplex and the
+ * pool.  Returns the number added (0 when the simplex refuses them). */
+static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts) {
+    if (F->n == 0) return 0;
+    qsort(F->cut, (size_t)F->n, sizeof *F->cut, bb_found_cmp);
+    int nf = F->n < max_cuts ? F->n : max_cuts;
+    int added = 0;
+    int *st = malloc((size_t)(nf + 1) * sizeof *st);
+    int *ci = malloc((size_t)(F->len ? F->len : 1) * sizeof *ci);
+    double *cv = malloc((size_t)(F->len ? F->len : 1) * sizeof *cv);
+    double *lo = malloc((size_t)nf * sizeof *lo), *hi = malloc((size_t)nf * sizeof *hi);
+    if (st && ci && cv && lo && hi) {
+        long w = 0;
+        st[0] = 0;
+        for (int k = 0; k < nf; k++) {
+            const bb_found_cut *f = &F->cut[k];
+            double s = 0;
+            for (int q = 0; q < f->cnt; q++) s = fmax(s, fabs(F->val[f->at + q]));
+            for (int q = 0; q < f->cnt; q++) {
+                ci[w] = F->idx[f->at + q];
+                cv[w] = F->val[f->at + q] / s;
+                w++;
+            }
+            lo[k] = -INFINITY;
+            hi[k] = f->rhs / s + 1e-9 * fmax(1.0, fabs(f->rhs / s));
+            st[k + 1] = (int)w;
+        }
+        if (rk_simplex_add_rows(c->lps, nf, lo, hi, st, ci, cv) == RK_OK) {
+            for (int k = 0; k < nf; k++) bb_cutpool_add(P, st[k + 1] - st[k], ci + st[k], cv + st[k], lo[k], hi[k]);
+            added = nf;
+        }
+    }
+    free(st);
+    free(ci);
+    free(cv);
+    free(lo);
+    free(hi);
+    return added;
+}
+
+/* One round of lifted knapsack covers (bb_cover.c) over both sides of the
+ * model rows.  Returns the number of cuts added (-1 on failure). */
+static int bb_cover_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
+    void *work = malloc(bb_cover_work_size(c->n));
+    int *idx = malloc((size_t)(c->n ? c->n : 1) * sizeof *idx);
+    double *val = malloc((size_t)(c->n ? c->n : 1) * sizeof *val);
+    bb_found F = {0};
+    int added = -1;
+    if (work && idx && val) {
+        int ok = 1;
+        for (int i = 0; i < c->m && ok; i++)
+            for (int dir = 0; dir < 2 && ok; dir++) {
+                double rhs, eff;
+                int cnt = bb_cover_cut(c, i, dir, work, idx, val, &rhs, &eff);
+                if (cnt > 0) ok = bb_found_push(&F, cnt, idx, val, rhs, eff) == 0;
+            }
+        if (ok) added = bb_found_add(c, P, &F, max_cuts);
+    }
+    bb_found_free(&F);
+    free(work);
+    free(idx);
+    free(val);
+    return added;
 }
 
 /* One round of c-MIR separation over the model rows; cuts are added to the
@@ -716,11 +828,7 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     int *idx = malloc((size_t)n * sizeof *idx);
     double *val = malloc((size_t)n * sizeof *val);
     double *act = malloc((size_t)(rk_simplex_num_rows(c->lps) + 1) * sizeof *act);
-    bb_mircut *found = NULL;
-    int nfound = 0, capf = 0;
-    int *bidx = NULL;
-    double *bval = NULL;
-    long blen = 0, bcap = 0;
+    bb_found F = {0};
     int added = -1;
     if (!g.a || !g.nz || !g.in_nz || !g.used || !W.w || !W.sx || !W.h || !W.list || !W.mark || !W.vub_y ||
         !W.vub_u || !idx || !val || !act)
@@ -744,30 +852,7 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
                 double R = 0;
                 double eff = bb_cmir_try(c, act, &g, &W, idx, val, &cnt, &R);
                 if (eff > 0) {
-                    if (nfound == capf) {
-                        capf = capf ? 2 * capf : 64;
-                        bb_mircut *nf = realloc(found, (size_t)capf * sizeof *nf);
-                        if (!nf) goto done;
-                        found = nf;
-                    }
-                    if (blen + cnt > bcap) {
-                        bcap = bcap ? 2 * bcap : 4096;
-                        while (bcap < blen + cnt) bcap *= 2;
-                        int *ni = realloc(bidx, (size_t)bcap * sizeof *ni);
-                        if (!ni) goto done;
-                        bidx = ni;
-                        double *nv = realloc(bval, (size_t)bcap * sizeof *nv);
-                        if (!nv) goto done;
-                        bval = nv;
-                    }
-                    memcpy(bidx + blen, idx, (size_t)cnt * sizeof *idx);
-                    memcpy(bval + blen, val, (size_t)cnt * sizeof *val);
-                    found[nfound].eff = eff;
-                    found[nfound].at = blen;
-                    found[nfound].cnt = cnt;
-                    found[nfound].rhs = R;
-                    nfound++;
-                    blen += cnt;
+                    if (bb_found_push(&F, cnt, idx, val, R, eff)) goto done;
                     break;
                 }
                 if (agg == CMIR_MAX_AGG) break;
@@ -801,40 +886,7 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
     }
     bb_agg_clear(&g);
-    added = 0;
-    if (nfound > 0) {
-        qsort(found, (size_t)nfound, sizeof *found, bb_mircut_cmp);
-        if (nfound > max_cuts) nfound = max_cuts;
-        int *st = malloc((size_t)(nfound + 1) * sizeof *st);
-        int *ci = malloc((size_t)(blen ? blen : 1) * sizeof *ci);
-        double *cv = malloc((size_t)(blen ? blen : 1) * sizeof *cv);
-        double *lo = malloc((size_t)nfound * sizeof *lo), *hi = malloc((size_t)nfound * sizeof *hi);
-        if (st && ci && cv && lo && hi) {
-            long w = 0;
-            st[0] = 0;
-            for (int k = 0; k < nfound; k++) {
-                double s = 0;
-                for (int q = 0; q < found[k].cnt; q++) s = fmax(s, fabs(bval[found[k].at + q]));
-                for (int q = 0; q < found[k].cnt; q++) {
-                    ci[w] = bidx[found[k].at + q];
-                    cv[w] = bval[found[k].at + q] / s;
-                    w++;
-                }
-                lo[k] = -INFINITY;
-                hi[k] = found[k].rhs / s + 1e-9 * fmax(1.0, fabs(found[k].rhs / s));
-                st[k + 1] = (int)w;
-            }
-            if (rk_simplex_add_rows(c->lps, nfound, lo, hi, st, ci, cv) == RK_OK) {
-                for (int k = 0; k < nfound; k++) bb_cutpool_add(P, st[k + 1] - st[k], ci + st[k], cv + st[k], lo[k], hi[k]);
-                added = nfound;
-            }
-        }
-        free(st);
-        free(ci);
-        free(cv);
-        free(lo);
-        free(hi);
-    }
+    added = bb_found_add(c, P, &F, max_cuts);
 done:
     free(g.a);
     free(g.nz);
@@ -850,89 +902,55 @@ done:
     free(idx);
     free(val);
     free(act);
-    free(found);
-    free(bidx);
-    free(bval);
+    bb_found_free(&F);
     return added;
 }
 
-/* Rebuild the simplex with the model rows and only the cuts whose slack is
- * nonbasic (binding): inactive rows only slow the LPs (and, between rounds,
- * the next round's factorization).  The pool is compacted the same way, so
- * it keeps describing the simplex's cut rows.  The basis is carried over, so
- * the new LP starts optimal.  Returns the number of cuts dropped. */
+/* Drop from the simplex the cuts that have been slack (basic logical) for
+ * more than max_age rounds: inactive rows only slow the LPs (and, between
+ * rounds, the next round's factorization).  Their logicals are basic, so the
+ * basis of the other rows stays optimal (rk_simplex_remove_rows).  The pool
+ * is compacted the same way, so it keeps describing the simplex's cut rows.
+ * Returns the number of cuts dropped. */
 static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
-    int n = c->n, m = c->m;
+    int m = c->m;
     rk_basis B = {0};
     if (P->nc == 0 || rk_simplex_get_basis(c->lps, &B) != RK_OK) return 0;
     if (B.m != m + P->nc) { rk_basis_free(&B); return 0; }
+    char *drop = calloc((size_t)B.m, 1);
     int keep = 0;
     for (int k = 0; k < P->nc; k++) {
         P->age[k] = B.row[m + k] != 0 ? 0 : P->age[k] + 1;
         if (P->age[k] <= max_age) keep++;
+        else if (drop) drop[m + k] = 1;
     }
-    if (keep == P->nc) { rk_basis_free(&B); return 0; }
-    rk_lp *lp2 = bb_model_copy(c, c->slb, c->sub);
-    rk_error e2;
-    int ok = lp2 != NULL;
-    int r = m;
-    for (int k = 0; ok && k < P->nc; k++) {
-        if (P->age[k] > max_age) continue;
-        ok = rk_lp_add_row(lp2, NULL, P->lb[k], P->ub[k]) == r;
-        if (ok) ok = rk_lp_add_row_coefs(lp2, r, (int)(P->start[k + 1] - P->start[k]), P->idx + P->start[k],
-                                         P->val + P->start[k]) == RK_OK;
-        r++;
-    }
-    rk_simplex *s2 = NULL;
-    int dropped = 0;
-    if (ok) s2 = rk_simplex_new(lp2, &e2);
-    if (s2) {
-        rk_basis nb;
-        nb.n = n;
-        nb.m = r;
-        nb.col = B.col;
-        nb.row = malloc((size_t)(r ? r : 1));
-        if (nb.row) {
-            memcpy(nb.row, B.row, (size_t)m);
-            int w = m;
-            for (int k = 0; k < P->nc; k++)
-                if (P->age[k] <= max_age) nb.row[w++] = B.row[m + k];
-            rk_simplex_set_basis(s2, &nb);
-            free(nb.row);
-        }
-        rk_simplex *old = c->lps;
-        c->lps = s2;
-        rk_lp_status st = bb_solve_lp(c, 0, 0);
-        if (st == RK_LP_OPTIMAL) {
-            bb_read_lp(c);
-            c->lp_iter_base += rk_simplex_iterations(old);
-            rk_simplex_free(old);
-            /* compact the pool to the rows kept */
-            int w = 0;
-            long nz = 0;
-            for (int k = 0; k < P->nc; k++) {
-                if (P->age[k] > max_age) continue;
-                long a = P->start[k], b = P->start[k + 1];
-                memmove(P->idx + nz, P->idx + a, (size_t)(b - a) * sizeof *P->idx);
-                memmove(P->val + nz, P->val + a, (size_t)(b - a) * sizeof *P->val);
-                P->lb[w] = P->lb[k];
-                P->ub[w] = P->ub[k];
-                P->age[w] = P->age[k];
-                P->start[w] = nz;
-                nz += b - a;
-                w++;
-            }
-            dropped = P->nc - w;
-            P->nc = w;
-            P->nnz = nz;
-            P->start[w] = nz;
-        } else {
-            c->lps = old; /* keep the full LP */
-            rk_simplex_free(s2);
-        }
-    }
-    rk_lp_free(lp2);
     rk_basis_free(&B);
+    if (keep == P->nc || !drop || rk_simplex_remove_rows(c->lps, drop) != RK_OK) {
+        free(drop);
+        return 0;
+    }
+    free(drop);
+    c->mm = rk_simplex_num_rows(c->lps);
+    if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
+    /* compact the pool to the rows kept */
+    int w = 0;
+    long nz = 0;
+    for (int k = 0; k < P->nc; k++) {
+        if (P->age[k] > max_age) continue;
+        long a = P->start[k], b = P->start[k + 1];
+        memmove(P->idx + nz, P->idx + a, (size_t)(b - a) * sizeof *P->idx);
+        memmove(P->val + nz, P->val + a, (size_t)(b - a) * sizeof *P->val);
+        P->lb[w] = P->lb[k];
+        P->ub[w] = P->ub[k];
+        P->age[w] = P->age[k];
+        P->start[w] = nz;
+        nz += b - a;
+        w++;
+    }
+    int dropped = P->nc - w;
+    P->nc = w;
+    P->nnz = nz;
+    P->start[w] = nz;
     return dropped;
 }
 
@@ -954,6 +972,8 @@ int bb_root_cuts(bb_ctx *c) {
         if (per <= 0) break;
         int k1 = bb_cmir_round(c, &P, per);
         if (k1 < 0) k1 = 0;
+        int k3 = bb_cover_round(c, &P, per);
+        if (k3 > 0) k1 += k3;
         int k = k1;
         {
             c->mm = rk_simplex_num_rows(c->lps);

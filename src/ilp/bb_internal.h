@@ -146,6 +146,14 @@ rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
 int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth);
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac);
 
+/* lifted knapsack covers (bb_cover.c): bb_cover_cut separates one cut
+ * a x <= *rhs from side dir (0: <= ub, 1: >= lb) of model row `row` at the
+ * LP point c->x, in the global bounds; returns its number of nonzeros (0:
+ * none violated, or the row is not over binary columns) with *eff its
+ * efficacy.  work: bb_cover_work_size(c->n) bytes; idx/val: c->n entries. */
+size_t bb_cover_work_size(int n);
+int bb_cover_cut(const bb_ctx *c, int row, int dir, void *work, int *idx, double *val, double *rhs, double *eff);
+
 /* LP helpers (bb.c) */
 void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
 /* with_cutoff: 0, or BB_LP_CUTOFF (stop once the incumbent's cutoff is

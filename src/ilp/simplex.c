@@ -1235,6 +1235,64 @@ rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const 
     return RK_OK;
 }
 
+rk_status rk_simplex_remove_rows(rk_simplex *s, const char *drop) {
+    int n = s->n, m = s->m;
+    int *map = malloc((size_t)(m ? m : 1) * sizeof *map); /* old row -> new row, -1 dropped */
+    if (!map) return RK_ENOMEM;
+    int m1 = 0;
+    for (int i = 0; i < m; i++) {
+        if (drop[i] && s->vst[n + i] != VS_BASIC) { free(map); return RK_EINPUT; }
+        map[i] = drop[i] ? -1 : m1++;
+    }
+    if (m1 == m) { free(map); return RK_OK; }
+    /* the pivot-row work list may name logicals that go */
+    for (int k = 0; k < s->alen; k++) s->arow[s->alist[k]] = 0.0;
+    s->alen = 0;
+    memset(s->amark, 0, (size_t)(n + m));
+    /* matrix: drop the entries of the dropped rows, renumber the others */
+    long w = 0;
+    for (int j = 0; j < n; j++) {
+        long b = s->Acs[j], e = s->Acs[j + 1];
+        s->Acs[j] = w;
+        for (long p = b; p < e; p++) {
+            int i = map[s->Aci[p]];
+            if (i < 0) continue;
+            s->Aci[w] = i;
+            s->Acv[w] = s->Acv[p];
+            w++;
+        }
+    }
+    s->Acs[n] = w;
+    /* logicals (N-indexed) and row-indexed data move down; the basis loses
+     * the dropped rows' basic logicals, its other positions keep their order */
+    int pos = 0;
+    for (int k = 0; k < m; k++) {
+        int j = s->head[k];
+        int keep = j < n || map[j - n] >= 0;
+        if (!keep) continue;
+        s->head[pos] = j < n ? j : n + map[j - n];
+        s->dse[pos] = s->dse[k];
+        pos++;
+    }
+    for (int i = 0; i < m; i++) {
+        int t = map[i];
+        if (t < 0 || t == i) continue;
+        int a = n + i, b = n + t;
+        s->c[b] = s->c[a]; s->cw[b] = s->cw[a]; s->lb[b] = s->lb[a]; s->ub[b] = s->ub[a];
+        s->vst[b] = s->vst[a]; s->x[b] = s->x[a]; s->d[b] = s->d[a]; s->dvx[b] = s->dvx[a];
+        s->arow[b] = 0.0; s->amark[b] = 0;
+        s->rs[t] = s->rs[i];
+    }
+    free(map);
+    s->m = m1;
+    for (int j = 0; j < n + m1; j++) s->bpos[j] = -1;
+    for (int k = 0; k < m1; k++) s->bpos[s->head[k]] = k;
+    if (build_rowwise(s)) return RK_ENOMEM;
+    s->lu_ok = 0;
+    s->x_valid = s->d_valid = 0;
+    return RK_OK;
+}
+
 /* ------------------------------------------------------------ snapshot */
 
 struct rk_simplex_state {

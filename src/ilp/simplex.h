@@ -103,6 +103,13 @@ void rk_simplex_state_free(rk_simplex_state *st);
 rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const double *ub,
                               const int *start, const int *idx, const double *val);
 
+/* Remove the rows with drop[i] != 0 (m flags); each must have its logical
+ * basic (a slack cut), so the basis of the others stays a basis and the
+ * solution does not change.  The other rows keep their order (renumbered);
+ * the next solve refactors.  RK_EINPUT when a dropped row's logical is
+ * nonbasic. */
+rk_status rk_simplex_remove_rows(rk_simplex *s, const char *drop);
+
 /* The LP-only path of rk_milp_solve: presolve, simplex, postsolve.  Fills
  * res (res->x allocated, n values; res->nodes = 0, res->bound = objective
  * when optimal). */

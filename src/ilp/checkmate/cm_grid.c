@@ -178,6 +178,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         return;
     }
     if (res.has_solution && (res.status == RK_MILP_OPTIMAL || res.status == RK_MILP_TIME_LIMIT)) {
+        cm_lean_schedule(m, b->p, b->s, res.x);
         b->st = rk_checkmate_model_decode_option(m, res.x, b->p, b->s, &b->opt, &b->obj, &b->err);
         if (!b->st) {
             /* the schedule's own peak: the whole sequence, loss step included */
@@ -221,10 +222,12 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
                         rk_milp_status_name(res.status), name);
     }
     if (p->verbose)
-        fprintf(stderr, "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (looser optimum %.6g, incumbent %.6g) (%.3f s)\n",
+        fprintf(stderr,
+                "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (looser optimum %.6g, incumbent %.6g) (%ld nodes, %ld "
+                "iterations, %.3f s)\n",
                 name, b->cols, b->rows,
                 b->state == B_OPT ? "optimal" : b->state == B_INF ? "infeasible" : b->state == B_TL ? "time limit" : "unknown",
-                b->obj, kb, inc ? inc->obj : INFINITY, b->time_s);
+                b->obj, kb, inc ? inc->obj : INFINITY, res.nodes, res.iterations, b->time_s);
     rk_milp_result_free(&res);
 }
 

@@ -121,6 +121,10 @@ double cm_obj_offset(const rk_checkmate_model *m);
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err);
 
+/* Replace x (a schedule of the model that fits (m_peak, m_save)) by the one
+ * with the same runs that holds the least memory at every step (cm_solve.c). */
+void cm_lean_schedule(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, double *x);
+
 /* Round the 0/1 columns of x. */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x);
 

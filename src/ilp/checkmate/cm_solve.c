@@ -171,3 +171,52 @@ rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *
     rk_checkmate_model_free(m);
     return r;
 }
+
+/* The schedule with x's runs (R columns) that holds the least memory.  With
+ * the runs fixed, keeping a data longer than its next use needs never lowers
+ * the memory of any step (a run over a present output counts it as live
+ * instead of fresh), so "forget right after the last use before the next
+ * run of its producer" is the least at every step at once and minimises the
+ * sum of the memory rows (every M_peak row and the M_save row): a small ILP
+ * whose LP has the runs fixed, started from x.  Same runs, same time; peak
+ * and saved memory can only fall, so the schedule fits at least the budgets x
+ * fits.  x is replaced when the ILP proves a smaller sum; errors leave it. */
+void cm_lean_schedule(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, double *x) {
+    rk_lp *lp = NULL;
+    rk_error e;
+    if (cm_model_lp(m, m_peak, m_save, 0, &lp, &e) != RK_OK) return;
+    int n = m->n_cols;
+    double *w = calloc((size_t)(n ? n : 1), sizeof *w);
+    if (!w) {
+        rk_lp_free(lp);
+        return;
+    }
+    /* sizes in MiB keep the objective's magnitude moderate (any positive
+     * weight per row gives the same minimiser) */
+    for (int i = 0; i < m->n_rows; i++) {
+        const cm_row *rw = &m->rows[i];
+        if (rw->kind != CM_RHS_PEAK && rw->kind != CM_RHS_SAVE) continue;
+        for (int q = 0; q < rw->e.n; q++) w[m->tcol[rw->e.start + q]] += m->tval[rw->e.start + q] / 1048576.0;
+    }
+    for (int j = 0; j < n; j++) {
+        rk_lp_set_col_obj(lp, j, w[j]);
+        if (m->cols[j].kind == CM_COL_R) {
+            double v = x[j] > 0.5 ? 1 : 0;
+            rk_lp_set_col_bounds(lp, j, v, v);
+        }
+    }
+    free(w);
+    rk_milp_params mp;
+    rk_milp_params_default(&mp);
+    mp.threads = 1;
+    mp.node_limit = 500;
+    mp.gap = 1e-9;
+    mp.incumbent = x;
+    rk_milp_result res;
+    if (rk_milp_solve(lp, &mp, &res, &e) == RK_OK && res.has_solution && res.status == RK_MILP_OPTIMAL) {
+        memcpy(x, res.x, (size_t)n * sizeof *x);
+        cm_fix_continuous(m, x);
+    }
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+}
