@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cm_internal.h"
 #include "cm_testlib.h"
 #include "rk_checkmate.h"
 
@@ -528,10 +529,103 @@ START_TEST(chain_options_wrapper) {
 }
 END_TEST
 
+
+/* Solve lp (optimal or NULL); *x malloc'ed. */
+static int solve_x(const rk_lp *lp, double **x) {
+    rk_milp_params mp;
+    rk_milp_params_default(&mp);
+    mp.threads = 1;
+    rk_milp_result res;
+    rk_error err;
+    ck_assert_int_eq(rk_milp_solve(lp, &mp, &res, &err), RK_OK);
+    int ok = res.status == RK_MILP_OPTIMAL && res.has_solution;
+    *x = ok ? res.x : NULL;
+    if (ok) res.x = NULL;
+    rk_milp_result_free(&res);
+    return ok;
+}
+
+/* Time, whole-sequence peak and saved memory of a model solution. */
+static void measure(const rk_checkmate_model *m, const double *x, int64_t mp, int64_t ms, double *t, int64_t *peak,
+                    int64_t *saved) {
+    rk_op *ops = NULL;
+    int n = 0;
+    double obj, sim;
+    rk_error err;
+    ck_assert_msg(cm_decode_replay(m, x, &ops, &n, &obj, peak, &sim, &err) == RK_OK, "%s", err.msg);
+    free(ops);
+    rk_option o;
+    ck_assert_msg(rk_checkmate_model_decode_option(m, x, mp, ms, &o, t, &err) == RK_OK, "%s", err.msg);
+    *saved = o.saved;
+    rk_option_free(&o);
+}
+
+/* cm_lean_schedule: from the fattest schedule with the optimum's runs (the
+ * memory rows' sum maximised, runs fixed) it comes back to the leanest one:
+ * same time, peak and saved no higher, and the same peak and saved as the
+ * leaned optimum (the least memory for given runs is unique). */
+START_TEST(lean_schedule) {
+    int compared = 0, leaner = 0;
+    for (unsigned seed = 0; seed < 200; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 4, &g, &err), RK_OK);
+        rk_option ka;
+        ck_assert_int_eq(rk_option_keep_all(&g, &ka, &err), RK_OK);
+        int64_t mp = (ka.fwd_peak > ka.bwd_peak ? ka.fwd_peak : ka.bwd_peak) * 6 / 7;
+        int64_t ms = seed % 2 ? ka.saved : -1;
+        rk_option_free(&ka);
+        rk_checkmate_model *m = NULL;
+        ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+        rk_lp *lp = NULL;
+        double *xo = NULL, *xf = NULL;
+        if (rk_checkmate_model_lp(m, mp, ms, &lp, &err) == RK_OK && solve_x(lp, &xo)) {
+            /* the fattest schedule with the same runs */
+            int n = rk_checkmate_model_num_cols(m);
+            double *w = calloc((size_t)n, sizeof *w);
+            for (int i = 0; i < m->n_rows; i++) {
+                const cm_row *rw = &m->rows[i];
+                if (rw->kind == CM_RHS_FIXED) continue;
+                for (int q = 0; q < rw->e.n; q++) w[m->tcol[rw->e.start + q]] += m->tval[rw->e.start + q];
+            }
+            for (int j = 0; j < n; j++) {
+                rk_lp_set_col_obj(lp, j, -w[j]);
+                if (m->cols[j].kind == CM_COL_R) rk_lp_set_col_bounds(lp, j, xo[j] > 0.5, xo[j] > 0.5);
+            }
+            free(w);
+            ck_assert(solve_x(lp, &xf));
+            double to, tf, tl, tol2;
+            int64_t po, pf, pl, pol, so, sf, sl, sol;
+            measure(m, xo, mp, ms, &to, &po, &so);
+            measure(m, xf, mp, ms, &tf, &pf, &sf);
+            ck_assert(tf == to);
+            cm_lean_schedule(m, mp, ms, xf);
+            cm_lean_schedule(m, mp, ms, xo);
+            measure(m, xf, mp, ms, &tl, &pl, &sl);
+            measure(m, xo, mp, ms, &tol2, &pol, &sol);
+            ck_assert(tl == to && tol2 == to);
+            ck_assert(pl <= pf && sl <= sf && pol <= po && sol <= so);
+            ck_assert_msg(pl == pol && sl == sol, "seed %u: lean(fat) %lld/%lld, lean(opt) %lld/%lld", seed,
+                          (long long)pl, (long long)sl, (long long)pol, (long long)sol);
+            compared++;
+            leaner += pl < pf || sl < sf;
+        }
+        free(xo);
+        free(xf);
+        rk_lp_free(lp);
+        rk_checkmate_model_free(m);
+        rk_graph_free(&g);
+    }
+    ck_assert_int_ge(compared, 80);
+    ck_assert_msg(leaner >= 20, "only %d of %d fat schedules were leaner", leaner, compared);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, lean_schedule);
     tcase_add_test(tc, hand_chain3);
     tcase_add_test(tc, hand_diamond);
     tcase_add_test(tc, hand_two_outputs);

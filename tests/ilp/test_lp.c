@@ -391,6 +391,81 @@ START_TEST(test_add_rows) {
 }
 END_TEST
 
+
+/* rk_simplex_remove_rows: slack rows leave without changing the optimum or
+ * needing iterations; a binding row cannot be removed; the engine keeps
+ * working (new rows, bound changes) afterwards, against cold solves. */
+START_TEST(test_remove_rows) {
+    rk_lp *lp = read_netlib("sc50a");
+    rk_error err;
+    rk_simplex *s = rk_simplex_new(lp, &err);
+    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    double z = rk_simplex_objective(s);
+    int n = lp->n, m = lp->m;
+    double *x = malloc((size_t)n * sizeof *x);
+    rk_simplex_get_x(s, x);
+    /* three rows: slack, binding (cuts the optimum), slack */
+    int *ci = malloc((size_t)n * sizeof *ci);
+    double *cv = malloc((size_t)n * sizeof *cv);
+    double act = 0;
+    for (int j = 0; j < n; j++) { ci[j] = j; cv[j] = 1.0; act += x[j]; }
+    int *cst = malloc(4 * sizeof *cst);
+    int *ci3 = malloc((size_t)(3 * n) * sizeof *ci3);
+    double *cv3 = malloc((size_t)(3 * n) * sizeof *cv3);
+    for (int k = 0; k < 3; k++) {
+        cst[k] = k * n;
+        memcpy(ci3 + k * n, ci, (size_t)n * sizeof *ci);
+        memcpy(cv3 + k * n, cv, (size_t)n * sizeof *cv);
+    }
+    cst[3] = 3 * n;
+    double clb[3] = {-INF, -INF, -INF}, cub[3] = {2 * act + 1, 0.9 * act, 3 * act + 1};
+    ck_assert_int_eq(rk_simplex_add_rows(s, 3, clb, cub, cst, ci3, cv3), RK_OK);
+    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    double z3 = rk_simplex_objective(s);
+    rk_basis b;
+    ck_assert_int_eq(rk_simplex_get_basis(s, &b), RK_OK);
+    ck_assert_int_eq(b.row[m], 0);     /* slack: logical basic */
+    ck_assert_int_ne(b.row[m + 1], 0); /* binding */
+    ck_assert_int_eq(b.row[m + 2], 0);
+    rk_basis_free(&b);
+    char *drop = calloc((size_t)(m + 3), 1);
+    drop[m + 1] = 1;
+    ck_assert_int_eq(rk_simplex_remove_rows(s, drop), RK_EINPUT); /* binding: refused, nothing changed */
+    ck_assert_int_eq(rk_simplex_num_rows(s), m + 3);
+    drop[m + 1] = 0;
+    drop[m] = drop[m + 2] = 1;
+    ck_assert_int_eq(rk_simplex_remove_rows(s, drop), RK_OK);
+    ck_assert_int_eq(rk_simplex_num_rows(s), m + 1);
+    long it0 = rk_simplex_iterations(s);
+    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_int_eq(rk_simplex_iterations(s), it0);
+    ck_assert_double_le(rel_err(rk_simplex_objective(s), z3), 1e-9);
+    double ax[1024];
+    ck_assert_int_le(m + 1, 1024);
+    rk_simplex_get_row_activity(s, ax);
+    ck_assert_double_le(ax[m], 0.9 * act + 1e-7 * fmax(1, act));
+    /* still a working engine: a bound change and a new row, against a cold
+     * solve of the same LP */
+    rk_simplex_set_col_bounds(s, 0, 0, 0);
+    double ub2[1] = {0.8 * act};
+    int st2[2] = {0, n};
+    ck_assert_int_eq(rk_simplex_add_rows(s, 1, clb, ub2, st2, ci, cv), RK_OK);
+    rk_lp_status st = rk_simplex_solve(s, NULL);
+    rk_lp_set_col_bounds(lp, 0, 0, 0);
+    int r = rk_lp_add_row(lp, "cut1", -INF, 0.9 * act);
+    rk_lp_add_row_coefs(lp, r, n, ci, cv);
+    r = rk_lp_add_row(lp, "cut2", -INF, 0.8 * act);
+    rk_lp_add_row_coefs(lp, r, n, ci, cv);
+    double cobj;
+    ck_assert_int_eq(st, solve_engine(lp, &cobj));
+    if (st == RK_LP_OPTIMAL) ck_assert_double_le(rel_err(rk_simplex_objective(s), cobj), 1e-7);
+    ck_assert(z3 >= z - 1e-9);
+    free(drop); free(x); free(ci); free(cv); free(cst); free(ci3); free(cv3);
+    rk_simplex_free(s);
+    rk_lp_free(lp);
+}
+END_TEST
+
 /* ------------------------------------------------------------ netlib */
 
 typedef struct {
@@ -512,6 +587,7 @@ static Suite *lp_suite(void) {
     tcase_add_test(tc, test_warm_start);
     tcase_add_test(tc, test_basis_roundtrip_and_cutoff);
     tcase_add_test(tc, test_add_rows);
+    tcase_add_test(tc, test_remove_rows);
     tcase_add_test(tc, test_limits_and_resume);
     suite_add_tcase(s, tc);
     tc = tcase_create("netlib");

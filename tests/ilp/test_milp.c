@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bb_internal.h"
 #include "lp_internal.h"
 #include "ilp_testlib.h"
 #include "rk_milp.h"
@@ -502,6 +503,139 @@ START_TEST(test_status_names) {
 }
 END_TEST
 
+
+static unsigned long long cov_rng(unsigned long long *s) {
+    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *s >> 33;
+}
+
+/* Lifted knapsack covers (bb_cover.c) on random rows over binaries (both
+ * signs, both sides, some columns fixed): every cut is violated at the LP
+ * point it was separated from and satisfied by every 0/1 point of the row
+ * (all 2^k enumerated). */
+START_TEST(test_cover_cuts_valid) {
+    enum { K = 12 };
+    int found = 0, lifted = 0;
+    unsigned long long seed = 7;
+    for (int trial = 0; trial < 3000; trial++) {
+        int k = 3 + (int)(cov_rng(&seed) % (K - 2));
+        int idx[K], cidx[K];
+        double val[K], cval[K], glb[K], gub[K], x[K];
+        signed char is_int[K];
+        long rs[2] = {0, k};
+        double sum = 0;
+        for (int j = 0; j < k; j++) {
+            idx[j] = j;
+            val[j] = (double)(1 + cov_rng(&seed) % 50) * ((cov_rng(&seed) % 4) == 0 ? -1 : 1);
+            sum += fabs(val[j]);
+            is_int[j] = 1;
+            glb[j] = 0;
+            gub[j] = 1;
+            if (cov_rng(&seed) % 10 == 0) glb[j] = gub[j] = (double)(cov_rng(&seed) % 2);
+            x[j] = glb[j] == gub[j] ? glb[j] : (double)(cov_rng(&seed) % 1001) / 1000.0;
+        }
+        int dir = (int)(cov_rng(&seed) % 2);
+        double b = floor(sum * (double)(20 + cov_rng(&seed) % 50) / 100.0) + 0.5;
+        double rlb = dir ? -b : -INFINITY, rub = dir ? INFINITY : b;
+        if (dir)
+            for (int j = 0; j < k; j++) val[j] = -val[j]; /* -a x >= -b */
+        bb_ctx c;
+        memset(&c, 0, sizeof c);
+        c.n = k;
+        c.m = 1;
+        c.row_start = rs;
+        c.row_idx = idx;
+        c.row_val = val;
+        c.row_lb = &rlb;
+        c.row_ub = &rub;
+        c.glb = glb;
+        c.gub = gub;
+        c.is_int = is_int;
+        c.x = x;
+        void *work = malloc(bb_cover_work_size(k));
+        double rhs, eff;
+        int cnt = bb_cover_cut(&c, 0, dir, work, cidx, cval, &rhs, &eff);
+        free(work);
+        if (cnt == 0) continue;
+        found++;
+        double at = 0;
+        for (int q = 0; q < cnt; q++) {
+            at += cval[q] * x[cidx[q]];
+            if (fabs(cval[q]) > 1) lifted++;
+        }
+        ck_assert_msg(at > rhs + 1e-6 && eff > 0, "trial %d: cut not violated at its LP point", trial);
+        for (unsigned long mask = 0; mask < (1ul << k); mask++) {
+            double row = 0, cut = 0;
+            int in_bounds = 1;
+            for (int j = 0; j < k; j++) {
+                double v = (double)((mask >> j) & 1);
+                if (v < glb[j] || v > gub[j]) in_bounds = 0;
+                row += val[j] * v;
+            }
+            if (!in_bounds || row < rlb || row > rub) continue;
+            for (int q = 0; q < cnt; q++) cut += cval[q] * (double)((mask >> cidx[q]) & 1);
+            ck_assert_msg(cut <= rhs + 1e-9, "trial %d: feasible point %lx violates the cover cut (%g > %g)", trial,
+                          mask, cut, rhs);
+        }
+    }
+    ck_assert_int_ge(found, 300);
+    ck_assert_int_ge(lifted, 1); /* some coefficients come from lifting */
+}
+END_TEST
+
+/* Random multi-knapsack MILPs (where covers and c-MIR cut): the solver's
+ * optimum equals brute-force enumeration. */
+START_TEST(test_knapsack_vs_enumeration) {
+    unsigned long long seed = 11;
+    for (int trial = 0; trial < 40; trial++) {
+        int n = 8 + (int)(cov_rng(&seed) % 7), m = 1 + (int)(cov_rng(&seed) % 3);
+        double a[3][14], b[3], c[14];
+        rk_lp *lp = rk_lp_new();
+        for (int j = 0; j < n; j++) {
+            c[j] = (double)(1 + cov_rng(&seed) % 40);
+            ck_assert_int_eq(rk_lp_add_col(lp, NULL, c[j], 0, 1, 1), j);
+        }
+        rk_lp_set_maximize(lp, 1);
+        for (int i = 0; i < m; i++) {
+            double sum = 0;
+            for (int j = 0; j < n; j++) {
+                a[i][j] = (double)(1 + cov_rng(&seed) % 60);
+                sum += a[i][j];
+            }
+            b[i] = floor(sum * 0.4);
+            int r = rk_lp_add_row(lp, NULL, -INFINITY, b[i]);
+            for (int j = 0; j < n; j++) rk_lp_set_coef(lp, r, j, a[i][j]);
+        }
+        double best = 0;
+        for (unsigned long mask = 0; mask < (1ul << n); mask++) {
+            int ok = 1;
+            for (int i = 0; i < m && ok; i++) {
+                double s = 0;
+                for (int j = 0; j < n; j++)
+                    if ((mask >> j) & 1) s += a[i][j];
+                ok = s <= b[i];
+            }
+            if (!ok) continue;
+            double v = 0;
+            for (int j = 0; j < n; j++)
+                if ((mask >> j) & 1) v += c[j];
+            if (v > best) best = v;
+        }
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        p.threads = 1;
+        rk_milp_result res;
+        rk_error err;
+        ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
+        ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
+        ck_assert_msg(fabs(res.objective - best) < 1e-6, "trial %d: solver %g, enumeration %g", trial, res.objective,
+                      best);
+        rk_milp_result_free(&res);
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
 int main(void) {
     load_optima();
     Suite *s = suite_create("milp");
@@ -519,6 +653,8 @@ int main(void) {
     tcase_add_test(toys, test_reentrant_parallel);
     tcase_add_test(toys, test_cli);
     tcase_add_test(toys, test_regress_objective_constant);
+    tcase_add_test(toys, test_cover_cuts_valid);
+    tcase_add_test(toys, test_knapsack_vs_enumeration);
     suite_add_tcase(s, toys);
     TCase *mip = tcase_create("miplib3");
     tcase_set_timeout(mip, 600);

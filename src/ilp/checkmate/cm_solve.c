@@ -74,6 +74,7 @@ rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m
     if (!r) {
         if (res.has_solution && (res.status == RK_MILP_OPTIMAL || res.status == RK_MILP_TIME_LIMIT)) {
             double obj;
+            cm_lean_schedule(m, m_peak, m_save, res.x);
             r = rk_checkmate_model_decode_option(m, res.x, m_peak, m_save, opt, &obj, err);
             if (!r) {
                 if (objective) *objective = obj;
@@ -148,6 +149,8 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
         free(ops);
         if (!r && pk < *min_peak) *min_peak = pk;
         if (!r && xmin) {
+            /* the least saved memory for its runs: the seed fits more budgets */
+            cm_lean_schedule(m, pk, -1, res.x);
             *xmin = res.x;
             res.x = NULL;
         }
