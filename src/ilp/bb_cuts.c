@@ -683,7 +683,7 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
     return viol / sqrt(norm);
 }
 
-/* Cuts a <= round separated (c-MIR, covers), kept until the round's most
+/* Cuts of one round (c-MIR, covers), kept until the round's most
  * efficacious go to the LP. */
 typedef struct {
     double eff;

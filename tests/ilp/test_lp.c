@@ -342,6 +342,23 @@ START_TEST(test_basis_roundtrip_and_cutoff) {
 }
 END_TEST
 
+/* sc50a solved by a fresh engine, and the row sum_j x_j (all columns, coefficient
+ * 1) with its activity *act at the optimum: a row to cut the optimum with. */
+static rk_simplex *sc50a_with_ones_row(rk_lp **lp, double **x, int **ci, double **cv, double *act) {
+    rk_error err;
+    *lp = read_netlib("sc50a");
+    rk_simplex *s = rk_simplex_new(*lp, &err);
+    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    int n = (*lp)->n;
+    *x = malloc((size_t)n * sizeof **x);
+    rk_simplex_get_x(s, *x);
+    *ci = malloc((size_t)n * sizeof **ci);
+    *cv = malloc((size_t)n * sizeof **cv);
+    *act = 0;
+    for (int j = 0; j < n; j++) { (*ci)[j] = j; (*cv)[j] = 1.0; *act += (*x)[j]; }
+    return s;
+}
+
 START_TEST(test_add_rows) {
     rk_lp *lp = lp_small_max();
     rk_error err;
@@ -365,16 +382,10 @@ START_TEST(test_add_rows) {
 
     /* on a netlib LP: add a row that cuts the optimum, compare with a cold
      * solve of the LP with that row */
-    lp = read_netlib("sc50a");
-    s = rk_simplex_new(lp, &err);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    double *x, *cv, act;
+    int *ci;
+    s = sc50a_with_ones_row(&lp, &x, &ci, &cv, &act);
     int n = lp->n;
-    double *x = malloc((size_t)n * sizeof *x);
-    rk_simplex_get_x(s, x);
-    int *ci = malloc((size_t)n * sizeof *ci);
-    double *cv = malloc((size_t)n * sizeof *cv);
-    double act = 0;
-    for (int j = 0; j < n; j++) { ci[j] = j; cv[j] = 1.0; act += x[j]; }
     double clb[1] = {-INF}, cub[1] = {0.9 * act};
     int cst[2] = {0, n};
     ck_assert_int_eq(rk_simplex_add_rows(s, 1, clb, cub, cst, ci, cv), RK_OK);
@@ -396,19 +407,13 @@ END_TEST
  * needing iterations; a binding row cannot be removed; the engine keeps
  * working (new rows, bound changes) afterwards, against cold solves. */
 START_TEST(test_remove_rows) {
-    rk_lp *lp = read_netlib("sc50a");
-    rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    rk_lp *lp;
+    double *x, *cv, act;
+    int *ci;
+    rk_simplex *s = sc50a_with_ones_row(&lp, &x, &ci, &cv, &act);
     double z = rk_simplex_objective(s);
     int n = lp->n, m = lp->m;
-    double *x = malloc((size_t)n * sizeof *x);
-    rk_simplex_get_x(s, x);
     /* three rows: slack, binding (cuts the optimum), slack */
-    int *ci = malloc((size_t)n * sizeof *ci);
-    double *cv = malloc((size_t)n * sizeof *cv);
-    double act = 0;
-    for (int j = 0; j < n; j++) { ci[j] = j; cv[j] = 1.0; act += x[j]; }
     int *cst = malloc(4 * sizeof *cst);
     int *ci3 = malloc((size_t)(3 * n) * sizeof *ci3);
     double *cv3 = malloc((size_t)(3 * n) * sizeof *cv3);
