@@ -723,7 +723,7 @@ void rk_lu_btran(rk_lu *lu, double *x) {
     for (int k = 0; k < m; k++) x[lu->prow[k]] = w[k];
 }
 
-int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
+int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz) {
     int m = lu->m;
     if (lu->neta == lu->eta_cap_n) {
         int cap = lu->eta_cap_n ? 2 * lu->eta_cap_n : 64;
@@ -740,8 +740,15 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha) {
         lu->eta_cap = cap;
     }
     long w = lu->eta_nnz;
-    for (int i = 0; i < m; i++)
-        if (i != p && alpha[i] != 0.0) { lu->eta_idx[w] = i; lu->eta_val[w] = alpha[i]; w++; }
+    if (list) {
+        for (int t = 0; t < nz; t++) {
+            int i = list[t];
+            if (i != p && alpha[i] != 0.0) { lu->eta_idx[w] = i; lu->eta_val[w] = alpha[i]; w++; }
+        }
+    } else {
+        for (int i = 0; i < m; i++)
+            if (i != p && alpha[i] != 0.0) { lu->eta_idx[w] = i; lu->eta_val[w] = alpha[i]; w++; }
+    }
     int e = lu->neta;
     lu->eta_p[e] = p;
     lu->eta_piv[e] = alpha[p];

@@ -31,9 +31,11 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2);
 void rk_lu_btran(rk_lu *lu, double *x);
 
 /* Replace the column at position p by a column whose FTRAN is alpha (size m,
- * indexed by position).  Returns 0, or 1 when a refactorization is advised
- * (long eta file or small pivot), -1 on allocation failure. */
-int rk_lu_update(rk_lu *lu, int p, const double *alpha);
+ * indexed by position).  list[0..nz) may give alpha's nonzero positions in
+ * increasing order (NULL: alpha is scanned).  Returns 0, or 1 when a
+ * refactorization is advised (long eta file or small pivot), -1 on
+ * allocation failure. */
+int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz);
 int rk_lu_num_updates(const rk_lu *lu);
 
 /* Factorizations done so far (a snapshot of the updates is only good while

@@ -58,6 +58,9 @@ struct rk_simplex {
     int need_refactor;
     /* work */
     double *rho, *alpha, *tau, *tmp, *arow;
+    double *pinf;             /* m: squared primal infeasibility of each basic position (dual loop) */
+    int *rlist, rlen;         /* the nonzero positions of rho (dual loop) */
+    int *qlist, qlen;         /* the nonzero positions of alpha (dual loop) */
     int *alist, alen;         /* nonbasic j with arow[j] set (arow is 0 elsewhere) */
     char *amark;
     int *cand, *bad_pos, *bad_row;
@@ -205,12 +208,12 @@ static void compute_row(rk_simplex *s, const double *rho) {
     double *ar = s->arow;
     for (int k = 0; k < s->alen; k++) ar[s->alist[k]] = 0.0;
     s->alen = 0;
-    int nz = 0;
-    for (int i = 0; i < m; i++) nz += rho[i] != 0.0;
+    const int *rl = s->rlist;
+    int nz = s->rlen;
     if ((double)nz < 0.1 * m) {
-        for (int i = 0; i < m; i++) {
+        for (int t = 0; t < nz; t++) {
+            int i = rl[t];
             double r = rho[i];
-            if (r == 0.0) continue;
             for (long p = s->Ars[i]; p < s->Ars[i + 1]; p++) {
                 int j = s->Arj[p];
                 if (s->vst[j] == VS_BASIC) continue;
@@ -226,8 +229,35 @@ static void compute_row(rk_simplex *s, const double *rho) {
             if (v != 0.0) { ar[j] = v; s->alist[s->alen++] = j; }
         }
     }
-    for (int i = 0; i < m; i++)
-        if (rho[i] != 0.0 && s->vst[n + i] != VS_BASIC) { ar[n + i] = rho[i]; s->alist[s->alen++] = n + i; }
+    for (int t = 0; t < nz; t++) {
+        int i = rl[t];
+        if (s->vst[n + i] != VS_BASIC) { ar[n + i] = rho[i]; s->alist[s->alen++] = n + i; }
+    }
+}
+
+/* the nonzero positions of v (size m) in increasing order -> list; returns
+ * their count */
+static int nonzero_list(const double *v, int m, int *list) {
+    int k = 0;
+    for (int i = 0; i < m; i++) {
+        list[k] = i;
+        k += v[i] != 0.0;
+    }
+    return k;
+}
+
+/* squared infeasibility of the basic variable at position p (0 within PTOL) */
+static inline double basic_infeasibility(const rk_simplex *s, int p) {
+    int j = s->head[p];
+    double v = s->x[j], inf;
+    if (v < s->lb[j] - PTOL) inf = s->lb[j] - v;
+    else if (v > s->ub[j] + PTOL) inf = v - s->ub[j];
+    else return 0.0;
+    return inf * inf;
+}
+
+static void all_basic_infeasibilities(rk_simplex *s) {
+    for (int p = 0; p < s->m; p++) s->pinf[p] = basic_infeasibility(s, p);
 }
 
 static double objective_internal(const rk_simplex *s, const double *cost) {
@@ -314,7 +344,8 @@ static void remove_perturbation(rk_simplex *s) {
 
 /* -------------------------------------------------------- dual simplex */
 
-static void basis_change(rk_simplex *s, int r, int q, int leave_status) {
+/* list/nz: the nonzero positions of s->alpha, or NULL (lu.c scans alpha) */
+static void basis_change(rk_simplex *s, int r, int q, int leave_status, const int *list, int nz) {
     int jr = s->head[r];
     s->head[r] = q;
     s->bpos[q] = r;
@@ -322,13 +353,14 @@ static void basis_change(rk_simplex *s, int r, int q, int leave_status) {
     s->bpos[jr] = -1;
     s->vst[jr] = (signed char)leave_status;
     if (s->lb[jr] == s->ub[jr]) s->vst[jr] = VS_LB;
-    int rc = rk_lu_update(s->lu, r, s->alpha);
+    int rc = rk_lu_update(s->lu, r, s->alpha, list, nz);
     if (rc != 0) s->need_refactor = 1;
 }
 
 static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fresh0) {
     int m = s->m;
     int fresh = 0, x_fresh = x_fresh0, degenerate_run = 0;
+    all_basic_infeasibilities(s);
     for (;;) {
         if (s->need_refactor || !s->lu_ok) {
             if (refactor(s)) return LOOP_ERROR;
@@ -339,6 +371,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
                 compute_primal(s);
                 if (count_dual_infeasible(s) > 0) return LOOP_RESTART;
             }
+            all_basic_infeasibilities(s);
             fresh = 1;
             x_fresh = 1;
         }
@@ -351,17 +384,14 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         /* CHUZR: dual steepest edge */
         int r = -1;
         double best = 0.0;
+        const double *pinf = s->pinf;
         for (int p = 0; p < m; p++) {
-            int j = s->head[p];
-            double v = s->x[j], inf;
-            if (v < s->lb[j] - PTOL) inf = s->lb[j] - v;
-            else if (v > s->ub[j] + PTOL) inf = v - s->ub[j];
-            else continue;
-            double sc = inf * inf / s->dse[p];
+            if (pinf[p] == 0.0) continue;
+            double sc = pinf[p] / s->dse[p];
             if (sc > best) { best = sc; r = p; }
         }
         if (r < 0) {
-            if (!x_fresh) { compute_primal(s); x_fresh = 1; continue; }
+            if (!x_fresh) { compute_primal(s); all_basic_infeasibilities(s); x_fresh = 1; continue; }
             return LOOP_OPTIMAL;
         }
         int jr = s->head[r];
@@ -373,10 +403,11 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         for (int i = 0; i < m; i++) rho[i] = 0.0;
         rho[r] = 1.0;
         rk_lu_btran(s->lu, rho);
+        s->rlen = nonzero_list(rho, m, s->rlist);
         compute_row(s, rho);
         /* exact DSE weight of row r */
         double wr = 0.0;
-        for (int i = 0; i < m; i++) wr += rho[i] * rho[i];
+        for (int t = 0; t < s->rlen; t++) wr += rho[s->rlist[t]] * rho[s->rlist[t]];
         s->dse[r] = wr;
         /* candidates */
         int nc = 0;
@@ -468,6 +499,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
             memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
             rk_lu_ftran2(s->lu, alpha, tau);
         }
+        s->qlen = nonzero_list(alpha, m, s->qlist);
         double arq = alpha[r];
         if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
             if (tiny_pass) return LOOP_INFEASIBLE; /* the tiny pivot is noise */
@@ -501,16 +533,24 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
                 col_axpy(s, j, s->x[j] - old, tt);
             }
             rk_lu_ftran(s->lu, tt);
-            for (int p = 0; p < m; p++) s->x[s->head[p]] -= tt[p];
+            for (int p = 0; p < m; p++)
+                if (tt[p] != 0.0) { s->x[s->head[p]] -= tt[p]; s->pinf[p] = basic_infeasibility(s, p); }
         }
         /* primal step */
         double thp = (s->x[jr] - bound) / arq;
-        for (int p = 0; p < m; p++) s->x[s->head[p]] -= thp * alpha[p]; /* branch-free: alpha is ~10 % dense */
+        const int *ql = s->qlist;
+        int qn = s->qlen;
+        for (int t = 0; t < qn; t++) {
+            int p = ql[t];
+            s->x[s->head[p]] -= thp * alpha[p];
+            s->pinf[p] = basic_infeasibility(s, p);
+        }
         s->x[q] += thp;
         s->x[jr] = bound;
         /* DSE weights */
-        for (int p = 0; p < m && !s->trial; p++) {
-            if (p == r || alpha[p] == 0.0) continue;
+        for (int t = 0; t < qn && !s->trial; t++) {
+            int p = ql[t];
+            if (p == r) continue;
             double ratio = alpha[p] / arq;
             double w = s->dse[p] - 2.0 * ratio * tau[p] + ratio * ratio * wr;
             double lo = 1e-6 + ratio * ratio;
@@ -519,7 +559,8 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         s->dse[r] = fmax(wr / (arq * arq), 1e-6);
         s->d[jr] = -t;
         s->d[q] = 0.0;
-        basis_change(s, r, q, to_lower ? VS_LB : VS_UB);
+        basis_change(s, r, q, to_lower ? VS_LB : VS_UB, s->qlist, s->qlen);
+        s->pinf[r] = basic_infeasibility(s, r);
         s->iters++;
         if (allow_perturb && !s->perturbed && degenerate_run > 30) perturb_costs(s);
         if (s->verbose && s->iters % 1000 == 0)
@@ -676,7 +717,7 @@ static int primal_loop(rk_simplex *s) {
             if (w > s->dvx[j]) s->dvx[j] = w;
         }
         s->dvx[jr] = fmax(wq / (arq * arq), 1.0);
-        basis_change(s, r, q, leave_st);
+        basis_change(s, r, q, leave_st, NULL, 0);
         s->iters++;
         if (s->verbose && s->iters % 1000 == 0)
             fprintf(stderr, "primal %ld phase %d obj %.10g\n", s->iters, phase, objective_internal(s, s->c));
@@ -765,7 +806,7 @@ static int alloc_arrays(rk_simplex *s, int n, int m) {
     AL(s->bpos, Nz); AL(s->vst, Nz); AL(s->x, Nz); AL(s->d, Nz); AL(s->dvx, Nz); AL(s->arow, Nz);
     AL(s->cand, Nz); AL(s->alist, Nz); AL(s->amark, Nz);
     AL(s->head, mz); AL(s->y, mz); AL(s->dse, mz); AL(s->rho, mz); AL(s->alpha, mz); AL(s->tau, mz);
-    AL(s->tmp, mz); AL(s->rs, mz);
+    AL(s->tmp, mz); AL(s->rs, mz); AL(s->pinf, mz); AL(s->rlist, mz); AL(s->qlist, mz);
     AL(s->bad_pos, Nz); AL(s->bad_row, Nz);
 #undef AL
     return 0;
@@ -896,6 +937,7 @@ void rk_simplex_free(rk_simplex *s) {
     free(s->head); free(s->bpos); free(s->vst); free(s->x); free(s->d); free(s->y);
     free(s->dse); free(s->dvx);
     free(s->rho); free(s->alpha); free(s->tau); free(s->tmp); free(s->arow);
+    free(s->pinf); free(s->rlist); free(s->qlist);
     free(s->cand); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
     rk_lu_free(s->lu);
     free(s);
@@ -1117,7 +1159,7 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
         s->bpos[jo] = -1;
         s->vst[jo] = VS_LB;
         s->dse[p] = 1.0;
-        int rc = rk_lu_update(s->lu, p, alpha);
+        int rc = rk_lu_update(s->lu, p, alpha, NULL, 0);
         if (rc < 0) { s->lu_ok = 0; ok = 0; break; }
         if (rc > 0) s->need_refactor = 1;
     }
