@@ -46,6 +46,7 @@ struct rk_lu {
     double *hw;
     char *hmark;
     int *hlist, *hstack, *hpost;
+    int *blist;                   /* rk_lu_btran_unit's nonzero positions */
     long *hptr;
     double hdens, hdens_b;        /* running mean of the reach density */
     unsigned hskip, hskip_b;
@@ -84,7 +85,7 @@ void rk_lu_free(rk_lu *lu) {
     free(lu->Ustart); free(lu->Uidx); free(lu->Uval);
     free(lu->UCstart); free(lu->UCidx); free(lu->UCval);
     free(lu->work); free(lu->work2);
-    free(lu->rrank); free(lu->crank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
+    free(lu->rrank); free(lu->crank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->blist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
     free(lu->eta_p); free(lu->eta_piv); free(lu->eta_start); free(lu->eta_idx); free(lu->eta_val);
     free(lu);
 }
@@ -105,7 +106,7 @@ static int ensure_m(rk_lu *lu, int m) {
     REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Lnz, cap); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
     REALLOC(lu->work, cap); REALLOC(lu->work2, cap);
     REALLOC(lu->rrank, cap); REALLOC(lu->crank, cap); REALLOC(lu->hw, cap); REALLOC(lu->hmark, cap);
-    REALLOC(lu->hlist, cap); REALLOC(lu->hstack, cap); REALLOC(lu->hpost, cap); REALLOC(lu->hptr, cap);
+    REALLOC(lu->hlist, cap); REALLOC(lu->blist, cap + 1); REALLOC(lu->hstack, cap); REALLOC(lu->hpost, cap); REALLOC(lu->hptr, cap);
     memset(lu->hw, 0, (size_t)cap * sizeof *lu->hw);
     memset(lu->hmark, 0, (size_t)cap);
     for (int i = old; i < cap; i++) {
@@ -502,15 +503,25 @@ static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const do
  * count, or -1 (x untouched) when x is too dense, or when the solve's
  * results (running density *dens) have been dense lately, except every
  * 16th call (*skip counts them) to notice when they become sparse again. */
-static int sparse_gather(rk_lu *lu, double *x, const int *rank, double dens, unsigned *skip) {
+static int sparse_gather(rk_lu *lu, double *x, const int *rank, double dens, unsigned *skip, const int *known,
+                         int nknown) {
     if (dens > 0.15 && (++*skip & 15) != 0) return -1;
     int m = lu->m, lim = m / 20 + 1, nz = 0;
     int *list = lu->hlist;
-    for (int i = 0; i < m; i++)
-        if (x[i] != 0.0) {
-            if (nz == lim) return -1;
-            list[nz++] = i;
-        }
+    if (known && nknown >= 0) {
+        /* the caller listed x's nonzeros (increasing, possibly with zeros) */
+        for (int t = 0; t < nknown; t++)
+            if (x[known[t]] != 0.0 && (nz == 0 || list[nz - 1] != known[t])) {
+                if (nz == lim) return -1;
+                list[nz++] = known[t];
+            }
+    } else {
+        for (int i = 0; i < m; i++)
+            if (x[i] != 0.0) {
+                if (nz == lim) return -1;
+                list[nz++] = i;
+            }
+    }
     for (int t = 0; t < nz; t++) {
         int i = list[t], k = rank[i];
         lu->hw[k] = x[i];
@@ -538,8 +549,8 @@ static void sparse_scatter(rk_lu *lu, double *x, const int *perm, int npost, dou
 /* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
  * depth-first search for the reach in U, solve in topological order).
  * Returns 0 if x is too dense for it (x untouched). */
-static int ftran_lu_sparse(rk_lu *lu, double *x) {
-    int nz = sparse_gather(lu, x, lu->rrank, lu->hdens, &lu->hskip);
+static int ftran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
+    int nz = sparse_gather(lu, x, lu->rrank, lu->hdens, &lu->hskip, known, nknown);
     if (nz < 0) return 0;
     int *list = lu->hlist;
     double *w = lu->hw;
@@ -575,9 +586,11 @@ static void ftran_etas(rk_lu *lu, double *x) {
     }
 }
 
-void rk_lu_ftran(rk_lu *lu, double *x) {
+void rk_lu_ftran(rk_lu *lu, double *x) { rk_lu_ftran_known(lu, x, NULL, -1); }
+
+void rk_lu_ftran_known(rk_lu *lu, double *x, const int *rows, int nrows) {
     int m = lu->m;
-    if (ftran_lu_sparse(lu, x)) {
+    if (ftran_lu_sparse(lu, x, rows, nrows)) {
         ftran_etas(lu, x);
         return;
     }
@@ -611,14 +624,16 @@ void rk_lu_ftran(rk_lu *lu, double *x) {
     }
 }
 
-void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
+void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) { rk_lu_ftran2_known(lu, x, NULL, -1, x2, NULL, -1); }
+
+void rk_lu_ftran2_known(rk_lu *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2) {
     int m = lu->m;
-    if (ftran_lu_sparse(lu, x)) {
+    if (ftran_lu_sparse(lu, x, rows, nrows)) {
         ftran_etas(lu, x);
-        rk_lu_ftran(lu, x2);
+        rk_lu_ftran_known(lu, x2, rows2, nrows2);
         return;
     }
-    if (ftran_lu_sparse(lu, x2)) {
+    if (ftran_lu_sparse(lu, x2, rows2, nrows2)) {
         ftran_etas(lu, x2);
         rk_lu_ftran(lu, x);
         return;
@@ -672,8 +687,10 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) {
 
 /* BTRAN through U' and L' for a sparse right-hand side (x indexed by
  * position on entry, by row on return).  Returns 0 if too dense. */
-static int btran_lu_sparse(rk_lu *lu, double *x) {
-    int nz = sparse_gather(lu, x, lu->crank, lu->hdens_b, &lu->hskip_b);
+static void btran_lu_dense(rk_lu *lu, double *x);
+
+static int btran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
+    int nz = sparse_gather(lu, x, lu->crank, lu->hdens_b, &lu->hskip_b, known, nknown);
     if (nz < 0) return 0;
     int *list = lu->hlist;
     double *w = lu->hw;
@@ -694,14 +711,44 @@ static int btran_lu_sparse(rk_lu *lu, double *x) {
 }
 
 void rk_lu_btran(rk_lu *lu, double *x) {
-    int m = lu->m;
     for (int e = lu->neta - 1; e >= 0; e--) {
         int p = lu->eta_p[e];
         double s = x[p];
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
         x[p] = s / lu->eta_piv[e];
     }
-    if (btran_lu_sparse(lu, x)) return;
+    if (btran_lu_sparse(lu, x, NULL, -1)) return;
+    btran_lu_dense(lu, x);
+}
+
+static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
+    int m = lu->m, lim = m / 20 + 1;
+    int *pos = lu->blist, np = 1;
+    pos[0] = r;
+    for (int e = lu->neta - 1; e >= 0; e--) {
+        int p = lu->eta_p[e];
+        double s = x[p], was = s;
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
+        x[p] = s / lu->eta_piv[e];
+        if (was == 0.0 && x[p] != 0.0 && np <= lim) pos[np++] = p;
+    }
+    if (np <= lim) {
+        qsort(pos, (size_t)np, sizeof *pos, int_cmp);
+        int k = 0;
+        for (int t = 0; t < np; t++)
+            if (k == 0 || pos[t] != pos[k - 1]) pos[k++] = pos[t];
+        np = k;
+        if (btran_lu_sparse(lu, x, pos, np)) return;
+    } else if (btran_lu_sparse(lu, x, NULL, -1)) {
+        return;
+    }
+    btran_lu_dense(lu, x);
+}
+
+static void btran_lu_dense(rk_lu *lu, double *x) {
+    int m = lu->m;
     double *w = lu->work;
     for (int k = 0; k < m; k++) w[k] = x[lu->pcol[k]];
     /* U' */

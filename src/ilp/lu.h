@@ -30,6 +30,15 @@ void rk_lu_ftran2(rk_lu *lu, double *x, double *x2);
 /* In place: x is e indexed by position on entry, y indexed by row on return. */
 void rk_lu_btran(rk_lu *lu, double *x);
 
+/* The same solves when the caller knows the right-hand side's nonzeros:
+ * rows[0..nrows) lists the rows where x may be nonzero, in increasing order
+ * (nrows < 0: unknown); rk_lu_btran_unit solves for x = e_r (x holds the
+ * unit vector on entry).  Same results as the plain calls, without their
+ * scan of x for its nonzeros. */
+void rk_lu_ftran_known(rk_lu *lu, double *x, const int *rows, int nrows);
+void rk_lu_ftran2_known(rk_lu *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2);
+void rk_lu_btran_unit(rk_lu *lu, double *x, int r);
+
 /* Replace the column at position p by a column whose FTRAN is alpha (size m,
  * indexed by position).  list[0..nz) may give alpha's nonzero positions in
  * increasing order (NULL: alpha is scanned).  Returns 0, or 1 when a

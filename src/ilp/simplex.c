@@ -402,7 +402,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         double *rho = s->rho;
         for (int i = 0; i < m; i++) rho[i] = 0.0;
         rho[r] = 1.0;
-        rk_lu_btran(s->lu, rho);
+        rk_lu_btran_unit(s->lu, rho, r);
         s->rlen = nonzero_list(rho, m, s->rlist);
         compute_row(s, rho);
         /* exact DSE weight of row r */
@@ -493,11 +493,14 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         double *alpha = s->alpha, *tau = s->tau;
         for (int i = 0; i < m; i++) alpha[i] = 0.0;
         col_axpy(s, q, 1.0, alpha);
+        int qrow = q - s->n;
+        const int *qrows = q < s->n ? s->Aci + s->Acs[q] : &qrow;
+        int nqrows = q < s->n ? (int)(s->Acs[q + 1] - s->Acs[q]) : 1;
         if (s->trial) {
-            rk_lu_ftran(s->lu, alpha);
+            rk_lu_ftran_known(s->lu, alpha, qrows, nqrows);
         } else {
             memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
-            rk_lu_ftran2(s->lu, alpha, tau);
+            rk_lu_ftran2_known(s->lu, alpha, qrows, nqrows, tau, s->rlist, s->rlen);
         }
         s->qlen = nonzero_list(alpha, m, s->qlist);
         double arq = alpha[r];
