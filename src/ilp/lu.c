@@ -59,6 +59,13 @@ struct rk_lu {
     long *eta_start, eta_cap, eta_nnz;
     int *eta_idx;
     double *eta_val;
+    /* the eta file by row, for BTRAN of sparse vectors: er_head[i] is the
+     * newest entry q with eta_idx[q] == i, er_next[q] the next older one,
+     * eta_of[q] its eta; ep_head[i] / ep_next[e] the same for the etas'
+     * pivot positions; emark marks the etas a BTRAN must apply */
+    long *er_head, *er_next;
+    int *eta_of, *ep_head, *ep_next;
+    unsigned char *emark;
     long lu_nnz;
 };
 
@@ -87,6 +94,7 @@ void rk_lu_free(rk_lu *lu) {
     free(lu->work); free(lu->work2);
     free(lu->rrank); free(lu->crank); free(lu->hw); free(lu->hmark); free(lu->hlist); free(lu->blist); free(lu->hstack); free(lu->hpost); free(lu->hptr);
     free(lu->eta_p); free(lu->eta_piv); free(lu->eta_start); free(lu->eta_idx); free(lu->eta_val);
+    free(lu->er_head); free(lu->er_next); free(lu->eta_of); free(lu->ep_head); free(lu->ep_next); free(lu->emark);
     free(lu);
 }
 
@@ -106,6 +114,7 @@ static int ensure_m(rk_lu *lu, int m) {
     REALLOC(lu->Lstart, cap + 1); REALLOC(lu->Lnz, cap); REALLOC(lu->Ustart, cap + 1); REALLOC(lu->UCstart, cap + 1);
     REALLOC(lu->work, cap); REALLOC(lu->work2, cap);
     REALLOC(lu->rrank, cap); REALLOC(lu->crank, cap); REALLOC(lu->hw, cap); REALLOC(lu->hmark, cap);
+    REALLOC(lu->er_head, cap); REALLOC(lu->ep_head, cap);
     REALLOC(lu->hlist, cap); REALLOC(lu->blist, cap + 1); REALLOC(lu->hstack, cap); REALLOC(lu->hpost, cap); REALLOC(lu->hptr, cap);
     memset(lu->hw, 0, (size_t)cap * sizeof *lu->hw);
     memset(lu->hmark, 0, (size_t)cap);
@@ -195,6 +204,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
         lu->rlen[i] = 0; lu->clen[i] = 0;
         lu->rdone[i] = 0; lu->cdone[i] = 0;
         lu->stamp[i] = -1; lu->pmark[i] = 0; lu->rwork[i] = 0.0;
+        lu->er_head[i] = -1; lu->ep_head[i] = -1;
     }
     /* Pre-pass: columns with a single entry (slacks, mostly) are pivoted
      * first without entering the active matrix; their rows' entries in the
@@ -723,16 +733,35 @@ void rk_lu_btran(rk_lu *lu, double *x) {
 
 static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+/* mark the etas older than `below` that hold position i (in their column or
+ * as their pivot): a nonzero there makes them change x */
+static void eta_mark_position(rk_lu *lu, int i, int below) {
+    for (long q = lu->er_head[i]; q >= 0; q = lu->er_next[q])
+        if (lu->eta_of[q] < below) lu->emark[lu->eta_of[q]] = 1;
+    for (int e = lu->ep_head[i]; e >= 0; e = lu->ep_next[e])
+        if (e < below) lu->emark[e] = 1;
+}
+
 void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
     int m = lu->m, lim = m / 20 + 1;
     int *pos = lu->blist, np = 1;
     pos[0] = r;
+    /* an eta whose column and pivot position meet no nonzero of x leaves x
+     * as it is: only the marked ones are applied */
+    if (lu->neta > 0) {
+        memset(lu->emark, 0, (size_t)lu->neta);
+        eta_mark_position(lu, r, lu->neta);
+    }
     for (int e = lu->neta - 1; e >= 0; e--) {
+        if (!lu->emark[e]) continue;
         int p = lu->eta_p[e];
         double s = x[p], was = s;
         for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
         x[p] = s / lu->eta_piv[e];
-        if (was == 0.0 && x[p] != 0.0 && np <= lim) pos[np++] = p;
+        if (was == 0.0 && x[p] != 0.0) {
+            if (np <= lim) pos[np++] = p;
+            eta_mark_position(lu, p, e);
+        }
     }
     if (np <= lim) {
         qsort(pos, (size_t)np, sizeof *pos, int_cmp);
@@ -775,6 +804,7 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz)
     if (lu->neta == lu->eta_cap_n) {
         int cap = lu->eta_cap_n ? 2 * lu->eta_cap_n : 64;
         REALLOC(lu->eta_p, cap); REALLOC(lu->eta_piv, cap); REALLOC(lu->eta_start, cap + 1);
+        REALLOC(lu->ep_next, cap); REALLOC(lu->emark, cap);
         lu->eta_cap_n = cap;
         if (lu->neta == 0) lu->eta_start[0] = 0;
     }
@@ -784,6 +814,7 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz)
         long cap = lu->eta_cap ? 2 * lu->eta_cap : 4096;
         while (cap < need) cap *= 2;
         REALLOC(lu->eta_idx, cap); REALLOC(lu->eta_val, cap);
+        REALLOC(lu->er_next, cap); REALLOC(lu->eta_of, cap);
         lu->eta_cap = cap;
     }
     long w = lu->eta_nnz;
@@ -799,6 +830,14 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz)
     int e = lu->neta;
     lu->eta_p[e] = p;
     lu->eta_piv[e] = alpha[p];
+    for (long q = lu->eta_nnz; q < w; q++) {
+        int i = lu->eta_idx[q];
+        lu->er_next[q] = lu->er_head[i];
+        lu->er_head[i] = q;
+        lu->eta_of[q] = e;
+    }
+    lu->ep_next[e] = lu->ep_head[p];
+    lu->ep_head[p] = e;
     lu->eta_start[e + 1] = w;
     lu->eta_nnz = w;
     lu->neta++;
@@ -812,6 +851,11 @@ unsigned long rk_lu_generation(const rk_lu *lu) { return lu->generation; }
 
 void rk_lu_truncate_updates(rk_lu *lu, int k) {
     if (k < 0 || k >= lu->neta) return;
+    /* the dropped etas are the newest: their entries head the row lists */
+    for (int e = lu->neta - 1; e >= k; e--) {
+        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) lu->er_head[lu->eta_idx[q]] = lu->er_next[q];
+        lu->ep_head[lu->eta_p[e]] = lu->ep_next[e];
+    }
     lu->neta = k;
     lu->eta_nnz = k > 0 ? lu->eta_start[k] : 0;
 }
