@@ -1,7 +1,8 @@
 /* bb_branch.c — owns the branching decision of branch-and-bound: reliability
  * branching.  Each integer column keeps pseudocosts (average objective gain
  * per unit of change, down and up); a column whose pseudocosts rest on fewer
- * than BB_RELIABLE observations is evaluated by strong branching (a few dual
+ * than c->reliable observations (BB_RELIABLE, or 0 with the parameter
+ * pseudocost_branching) is evaluated by strong branching (a few dual
  * simplex iterations on each child from the node's basis), which also
  * initialises its pseudocosts.  Children found infeasible by strong
  * branching tighten the node instead.  Score: product of the two gains. */
@@ -12,7 +13,6 @@
 
 #include "bb_internal.h"
 
-#define BB_RELIABLE 4
 #define BB_SB_MAX_CANDS 10
 #define BB_SB_LOOKAHEAD 4
 #define BB_SB_ITER_CAP 500
@@ -115,7 +115,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
     for (int k = 0; k < nc; k++) {
         int j = cand[k].col;
         double f = c->x[j] - floor(c->x[j]);
-        int reliable = c->pc_cnt[0][j] >= BB_RELIABLE && c->pc_cnt[1][j] >= BB_RELIABLE;
+        int reliable = c->pc_cnt[0][j] >= c->reliable && c->pc_cnt[1][j] >= c->reliable;
         double s;
         if (!reliable && sb_done < max_cands && no_improve < BB_SB_LOOKAHEAD && !bb_time_up(c)) {
             if (!have_basis) {

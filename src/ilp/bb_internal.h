@@ -14,6 +14,7 @@
 
 #define BB_INT_TOL 1e-6     /* integrality tolerance */
 #define BB_FEAS_TOL 1e-6    /* row / bound feasibility of an incumbent */
+#define BB_RELIABLE 4       /* observations after which a pseudocost is trusted (reliability branching) */
 
 /* A bound change relative to the root bounds. */
 typedef struct {
@@ -84,6 +85,7 @@ typedef struct bb_ctx {
     double root_z;
     double prune_min;     /* lowest bound of a node pruned by bound */
     int is_sub;           /* this is a sub-MIP of a heuristic: no sub-MIPs */
+    int reliable;         /* observations after which a pseudocost is trusted (0: no strong branching) */
     /* scratch */
     double *tmp_x;
     int *tmp_i;

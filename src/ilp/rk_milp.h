@@ -98,6 +98,12 @@ typedef struct {
     /* Optional pseudocosts to start from (n must be the problem's column
      * count, else they are ignored); may be NULL. */
     const rk_milp_pseudocosts *pseudocosts;
+    /* 0 (default): reliability branching, columns whose pseudocosts rest on
+     * fewer than 4 observations are strong-branched.  1: pseudocost branching
+     * only, no strong branching: slower from scratch, but faster when the
+     * pseudocosts handed in come from solves of nearly the same problem (the
+     * rk-Checkmate budget grid: ~15-20 % less solve time). */
+    int pseudocost_branching;
 } rk_milp_params;
 
 typedef struct {

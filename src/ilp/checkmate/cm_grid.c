@@ -169,6 +169,10 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     rk_milp_params mp;
     cm_milp_params(p, &mp);
     mp.pseudocosts = pc.n ? &pc : NULL;
+    /* no strong branching in the grid, not even without neighbours: the
+     * pseudocosts every ILP hands on are then all observed branchings (mixed
+     * with strong-branching estimates they ranked the candidates worse) */
+    mp.pseudocost_branching = 1;
     mp.incumbent = inc ? inc->x : NULL;
     mp.known_bound = isfinite(kb) ? kb - cm_obj_offset(m) : kb;
     rk_milp_result res;
