@@ -242,6 +242,11 @@ void bb_heur_rins(bb_ctx *c) {
             if (p.time_limit <= 0.01) ok = 0;
         }
         p.incumbent = c->inc_x;
+        /* the same columns: the sub-MIP starts from this search's
+         * pseudocosts and branches the same way */
+        rk_milp_pseudocosts pc = {.n = n, .sum = {c->pc_sum[0], c->pc_sum[1]}, .cnt = {c->pc_cnt[0], c->pc_cnt[1]}};
+        p.pseudocosts = &pc;
+        p.pseudocost_branching = c->par->pseudocost_branching;
         rk_milp_result r;
         rk_error e;
         if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
