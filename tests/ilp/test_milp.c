@@ -275,6 +275,41 @@ START_TEST(test_pseudocosts_round_trip) {
 }
 END_TEST
 
+/* Pseudocost branching (no strong branching) reaches the same optima, from
+ * scratch and from the pseudocosts of an earlier solve, and is another
+ * search than reliability branching. */
+START_TEST(test_pseudocost_branching) {
+    const char *names[] = {"p0201", "stein27", "lseu", "mod008"};
+    for (int k = 0; k < 4; k++) {
+        rk_lp *lp = read_miplib(names[k]);
+        double opt = NAN;
+        for (int i = 0; i < n_inst; i++)
+            if (!strcmp(inst_name[i], names[k])) opt = inst_opt[i];
+        ck_assert_msg(!isnan(opt), "%s: no optimum in OPTIMA.tsv", names[k]);
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        p.threads = 1;
+        rk_milp_result rel = solve(lp, &p);
+        p.pseudocost_branching = 1;
+        rk_milp_result a = solve(lp, &p);
+        p.pseudocosts = &a.pseudocosts;
+        rk_milp_result b = solve(lp, &p);
+        const rk_milp_result *all[3] = {&rel, &a, &b};
+        for (int t = 0; t < 3; t++) {
+            ck_assert_int_eq(all[t]->status, RK_MILP_OPTIMAL);
+            ck_assert_msg(fabs(all[t]->objective - opt) <= 1e-6 * fmax(1.0, fabs(opt)), "%s (%d): %.10g vs %.10g",
+                          names[k], t, all[t]->objective, opt);
+            ck_assert_double_le(ilp_max_violation(lp, all[t]->x, 1), 1e-6);
+        }
+        ck_assert_msg(a.nodes != rel.nodes || a.iterations != rel.iterations, "%s: the same search", names[k]);
+        rk_milp_result_free(&rel);
+        rk_milp_result_free(&a);
+        rk_milp_result_free(&b);
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
 START_TEST(test_node_limit_bound) {
     rk_lp *lp = read_miplib("stein27");
     rk_milp_params p;
@@ -621,16 +656,19 @@ START_TEST(test_knapsack_vs_enumeration) {
                 if ((mask >> j) & 1) v += c[j];
             if (v > best) best = v;
         }
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.threads = 1;
-        rk_milp_result res;
-        rk_error err;
-        ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
-        ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
-        ck_assert_msg(fabs(res.objective - best) < 1e-6, "trial %d: solver %g, enumeration %g", trial, res.objective,
-                      best);
-        rk_milp_result_free(&res);
+        for (int pcb = 0; pcb < 2; pcb++) { /* reliability, then pseudocost branching */
+            rk_milp_params p;
+            rk_milp_params_default(&p);
+            p.threads = 1;
+            p.pseudocost_branching = pcb;
+            rk_milp_result res;
+            rk_error err;
+            ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
+            ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
+            ck_assert_msg(fabs(res.objective - best) < 1e-6, "trial %d (%s branching): solver %g, enumeration %g",
+                          trial, pcb ? "pseudocost" : "reliability", res.objective, best);
+            rk_milp_result_free(&res);
+        }
         rk_lp_free(lp);
     }
 }
@@ -649,6 +687,7 @@ int main(void) {
     tcase_add_test(toys, test_incumbent_used);
     tcase_add_test(toys, test_node_limit_bound);
     tcase_add_test(toys, test_pseudocosts_round_trip);
+    tcase_add_test(toys, test_pseudocost_branching);
     tcase_add_test(toys, test_threads_identical);
     tcase_add_test(toys, test_reentrant_parallel);
     tcase_add_test(toys, test_cli);
