@@ -204,6 +204,14 @@ END_TEST
 
 /* Read a MIPLIB instance, solve it with default parameters (left in *p for
  * the test to change) and check that the solve is optimal. */
+/* default parameters on a given number of threads */
+static rk_milp_params params_on(int threads) {
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.threads = threads;
+    return p;
+}
+
 static rk_milp_result solve_default(const char *name, rk_lp **lp, rk_milp_params *p) {
     *lp = read_miplib(name);
     rk_milp_params_default(p);
@@ -286,9 +294,7 @@ START_TEST(test_pseudocost_branching) {
         for (int i = 0; i < n_inst; i++)
             if (!strcmp(inst_name[i], names[k])) opt = inst_opt[i];
         ck_assert_msg(!isnan(opt), "%s: no optimum in OPTIMA.tsv", names[k]);
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.threads = 1;
+        rk_milp_params p = params_on(1);
         rk_milp_result rel = solve(lp, &p);
         p.pseudocost_branching = 1;
         rk_milp_result a = solve(lp, &p);
@@ -339,9 +345,7 @@ START_TEST(test_threads_identical) {
     const char *names[] = {"p0201", "misc03", "bell3a"};
     for (int k = 0; k < 3; k++) {
         rk_lp *lp = read_miplib(names[k]);
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.threads = 1;
+        rk_milp_params p = params_on(1);
         rk_milp_result a = solve(lp, &p);
         p.threads = 2;
         rk_milp_result b = solve(lp, &p);
@@ -657,9 +661,7 @@ START_TEST(test_knapsack_vs_enumeration) {
             if (v > best) best = v;
         }
         for (int pcb = 0; pcb < 2; pcb++) { /* reliability, then pseudocost branching */
-            rk_milp_params p;
-            rk_milp_params_default(&p);
-            p.threads = 1;
+            rk_milp_params p = params_on(1);
             p.pseudocost_branching = pcb;
             rk_milp_result res;
             rk_error err;
