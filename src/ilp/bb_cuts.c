@@ -166,6 +166,8 @@ static int bb_cutlp_build(const bb_ctx *c, const bb_cutpool *P, bb_cutlp *L) {
 
 static double bb_frac(double v) { return v - floor(v); }
 
+static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
 /* Separate GMI cuts from the current optimal basis; adds them to the pool
  * and to the simplex.  Returns the number added, or -1 on failure. */
 static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
@@ -188,6 +190,12 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     double *y = malloc((size_t)m * sizeof *y);
     double *abar = malloc((size_t)(n + m) * sizeof *abar);
     double *cut = calloc((size_t)n, sizeof *cut);
+    /* the nonzeros of y, abar and cut (the tableau row is sparse: only
+     * they are scanned and cleared) */
+    int *ylist = malloc((size_t)m * sizeof *ylist), *alist = malloc((size_t)n * sizeof *alist);
+    int *clist = malloc((size_t)n * sizeof *clist);
+    char *amark = calloc((size_t)n, 1), *cmark = calloc((size_t)n, 1);
+    int alen = 0, clen = 0;
     int *cut_idx = malloc((size_t)n * sizeof *cut_idx);
     double *cut_val = malloc((size_t)n * sizeof *cut_val);
     int *cand = malloc((size_t)m * sizeof *cand);
@@ -196,8 +204,9 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     int added = -1;
     int nb = 0;
     if (!act || !head || !bs || !bi || !bv || !bad_pos || !bad_row || !y || !abar || !cut || !cut_idx || !cut_val ||
-        !cand || !cand_score || !lu)
+        !cand || !cand_score || !lu || !ylist || !alist || !clist || !amark || !cmark)
         goto done;
+    memset(abar, 0, (size_t)n * sizeof *abar);
     rk_simplex_get_row_activity(c->lps, act);
     /* basis matrix: structural columns of [A; cuts], slack of row i = -e_i */
     long w = 0;
@@ -254,27 +263,49 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         int jb = head[p];
         double beta = c->x[jb];
         double f0 = bb_frac(beta);
+        for (int t = 0; t < alen; t++) { abar[alist[t]] = 0.0; amark[alist[t]] = 0; }
+        for (int t = 0; t < clen; t++) { cut[clist[t]] = 0.0; cmark[clist[t]] = 0; }
+        alen = clen = 0;
         for (int i = 0; i < m; i++) y[i] = 0;
         y[p] = 1.0;
-        rk_lu_btran(lu, y); /* row p of B^-1, indexed by row */
+        rk_lu_btran_unit(lu, y, p); /* row p of B^-1, indexed by row */
+        int ny = 0;
+        for (int i = 0; i < m; i++) {
+            ylist[ny] = i;
+            ny += y[i] != 0.0;
+        }
         /* tableau row of the structurals, y' [A; cuts], scattered row-wise
          * from the nonzeros of y (sparse: far fewer than the columns) */
-        memset(abar, 0, (size_t)n * sizeof *abar);
-        for (int i = 0; i < m; i++) {
+        for (int t = 0; t < ny; t++) {
+            int i = ylist[t];
             double yi = y[i];
-            if (yi == 0.0) continue;
+            const int *ix;
+            const double *vx;
+            long len;
             if (i < c->m) {
-                for (long q = c->row_start[i]; q < c->row_start[i + 1]; q++) abar[c->row_idx[q]] += yi * c->row_val[q];
+                ix = c->row_idx + c->row_start[i];
+                vx = c->row_val + c->row_start[i];
+                len = c->row_start[i + 1] - c->row_start[i];
             } else {
                 int kk = i - c->m;
-                for (long q = P->start[kk]; q < P->start[kk + 1]; q++) abar[P->idx[q]] += yi * P->val[q];
+                ix = P->idx + P->start[kk];
+                vx = P->val + P->start[kk];
+                len = P->start[kk + 1] - P->start[kk];
+            }
+            for (long q = 0; q < len; q++) {
+                int j = ix[q];
+                if (!amark[j]) { amark[j] = 1; alist[alen++] = j; }
+                abar[j] += yi * vx[q];
             }
         }
-        /* tableau entries of nonbasic variables, cut coefficients in x space */
-        memset(cut, 0, (size_t)n * sizeof *cut);
+        qsort(alist, (size_t)alen, sizeof *alist, int_cmp);
+        /* tableau entries of nonbasic variables (the structurals of abar's
+         * list, then the slacks of y's, in variable order), cut coefficients
+         * in x space */
         double rhs = 1.0; /* sum g_k t_k >= 1 */
         int ok = 1;
-        for (int j = 0; j < n + m && ok; j++) {
+        for (int t = 0; t < alen + ny && ok; t++) {
+            int j = t < alen ? alist[t] : n + ylist[t - alen];
             int st = j < n ? B.col[j] : B.row[j - n];
             if (st == 0) continue;
             double alpha;
@@ -312,27 +343,41 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
             double sgn = at_upper ? -1.0 : 1.0;
             rhs += sgn * g * bnd; /* move the constant to the right side */
             if (j < n) {
+                if (!cmark[j]) { cmark[j] = 1; clist[clen++] = j; }
                 cut[j] += sgn * g;
             } else {
                 int i = j - n;
                 /* slack s_i = row i . x */
+                const int *ix;
+                const double *vx;
+                long len;
                 if (i < c->m) {
-                    for (long q = c->row_start[i]; q < c->row_start[i + 1]; q++)
-                        cut[c->row_idx[q]] += sgn * g * c->row_val[q];
+                    ix = c->row_idx + c->row_start[i];
+                    vx = c->row_val + c->row_start[i];
+                    len = c->row_start[i + 1] - c->row_start[i];
                 } else {
                     int kk = i - c->m;
-                    for (long q = P->start[kk]; q < P->start[kk + 1]; q++) cut[P->idx[q]] += sgn * g * P->val[q];
+                    ix = P->idx + P->start[kk];
+                    vx = P->val + P->start[kk];
+                    len = P->start[kk + 1] - P->start[kk];
+                }
+                for (long q = 0; q < len; q++) {
+                    int jj = ix[q];
+                    if (!cmark[jj]) { cmark[jj] = 1; clist[clen++] = jj; }
+                    cut[jj] += sgn * g * vx[q];
                 }
             }
         }
         if (!ok) { rj_ok++; continue; }
         /* clean: drop tiny coefficients using bounds, check dynamism */
+        qsort(clist, (size_t)clen, sizeof *clist, int_cmp);
         double amax = 0;
-        for (int j = 0; j < n; j++) amax = fmax(amax, fabs(cut[j]));
+        for (int t = 0; t < clen; t++) amax = fmax(amax, fabs(cut[clist[t]]));
         if (amax < 1e-9) continue;
         int cnt = 0;
         double amin = INFINITY;
-        for (int j = 0; j < n && ok; j++) {
+        for (int t = 0; t < clen && ok; t++) {
+            int j = clist[t];
             double a = cut[j];
             if (a == 0) continue;
             if (fabs(a) < 1e-9 * amax) {
@@ -395,6 +440,11 @@ done:
     free(y);
     free(abar);
     free(cut);
+    free(ylist);
+    free(alist);
+    free(clist);
+    free(amark);
+    free(cmark);
     free(cut_idx);
     free(cut_val);
     free(cand);
