@@ -656,6 +656,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         bb_ctx_free(&c);
         return RK_EFAIL;
     }
+    rk_simplex_set_seed(c.lps, p->seed);
     memcpy(c.llb, c.glb, (size_t)n * sizeof(double));
     memcpy(c.lub, c.gub, (size_t)n * sizeof(double));
 

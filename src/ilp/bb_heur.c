@@ -247,6 +247,7 @@ void bb_heur_rins(bb_ctx *c) {
         rk_milp_pseudocosts pc = {.n = n, .sum = {c->pc_sum[0], c->pc_sum[1]}, .cnt = {c->pc_cnt[0], c->pc_cnt[1]}};
         p.pseudocosts = &pc;
         p.pseudocost_branching = c->par->pseudocost_branching;
+        p.seed = c->par->seed;
         rk_milp_result r;
         rk_error e;
         if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {

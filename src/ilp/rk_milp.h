@@ -104,6 +104,10 @@ typedef struct {
      * pseudocosts handed in come from solves of nearly the same problem (the
      * rk-Checkmate budget grid: ~15-20 % less solve time). */
     int pseudocost_branching;
+    /* Seed of the LP engine's cost perturbation (0: default).  Another seed
+     * gives another, equally valid search: the same optimum, other trees and
+     * times (how much a time owes to the search's luck). */
+    unsigned seed;
 } rk_milp_params;
 
 typedef struct {

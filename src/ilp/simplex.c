@@ -931,6 +931,10 @@ rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
     return s;
 }
 
+void rk_simplex_set_seed(rk_simplex *s, unsigned long long seed) {
+    s->rng = 0x9E3779B97F4A7C15ULL ^ (seed * 0x100000001B3ULL);
+}
+
 void rk_simplex_free(rk_simplex *s) {
     if (!s) return;
     free(s->Acs); free(s->Aci); free(s->Acv);

@@ -42,6 +42,9 @@ void rk_simplex_opts_default(rk_simplex_opts *o);
  * negated).  Starts from the slack basis.  NULL with err filled on failure. */
 rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err);
 void rk_simplex_free(rk_simplex *s);
+/* Seed of the cost perturbation's random numbers (0: the default sequence).
+ * Another seed gives other, equally valid pivots. */
+void rk_simplex_set_seed(rk_simplex *s, unsigned long long seed);
 int rk_simplex_num_cols(const rk_simplex *s);
 int rk_simplex_num_rows(const rk_simplex *s);
 

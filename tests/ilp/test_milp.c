@@ -316,6 +316,37 @@ START_TEST(test_pseudocost_branching) {
 }
 END_TEST
 
+/* The seed: 0 is the default search; other seeds are other searches (other
+ * pivots, so other trees) to the same optimum. */
+START_TEST(test_seed) {
+    const char *names[] = {"p0201", "stein27", "lseu"};
+    for (int k = 0; k < 3; k++) {
+        rk_lp *lp = read_miplib(names[k]);
+        rk_milp_params p = params_on(1);
+        rk_milp_result d = solve(lp, &p);
+        p.seed = 0;
+        rk_milp_result z = solve(lp, &p);
+        ck_assert_int_eq(z.nodes, d.nodes);
+        ck_assert_int_eq(z.iterations, d.iterations);
+        int differs = 0;
+        for (unsigned sd = 1; sd <= 3; sd++) {
+            p.seed = sd;
+            rk_milp_result r = solve(lp, &p);
+            ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
+            ck_assert_msg(fabs(r.objective - d.objective) <= 1e-6 * fmax(1.0, fabs(d.objective)), "%s seed %u: %.10g vs %.10g",
+                          names[k], sd, r.objective, d.objective);
+            ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
+            differs |= r.iterations != d.iterations;
+            rk_milp_result_free(&r);
+        }
+        ck_assert_msg(differs, "%s: every seed gave the default search", names[k]);
+        rk_milp_result_free(&d);
+        rk_milp_result_free(&z);
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
 START_TEST(test_node_limit_bound) {
     rk_lp *lp = read_miplib("stein27");
     rk_milp_params p;
@@ -458,6 +489,13 @@ START_TEST(test_cli) {
     snprintf(cmd, sizeof cmd, "'%s' milp '%s' --gap nope 2>&1", bin, toy);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "--gap"));
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s' --seed -3 2>&1", bin, toy);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
+    ck_assert_ptr_nonnull(strstr(out, "--seed"));
+    /* another seed: the same optimum */
+    snprintf(cmd, sizeof cmd, "'%s' milp '%s/miplib3/p0033.mps.gz' --json --quiet --seed 7", bin, ilp_testdata());
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"objective\": 3089") != NULL, "%s", out);
     snprintf(cmd, sizeof cmd, "'%s' milp '%s/mps_bad/05_bad_number.mps' 2>&1", bin, ilp_testdata());
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 2);
     ck_assert_ptr_nonnull(strstr(out, "line 7"));
@@ -690,6 +728,7 @@ int main(void) {
     tcase_add_test(toys, test_node_limit_bound);
     tcase_add_test(toys, test_pseudocosts_round_trip);
     tcase_add_test(toys, test_pseudocost_branching);
+    tcase_add_test(toys, test_seed);
     tcase_add_test(toys, test_threads_identical);
     tcase_add_test(toys, test_reentrant_parallel);
     tcase_add_test(toys, test_cli);

@@ -12,13 +12,15 @@
 static void milp_usage(FILE *f) {
     fprintf(f,
             "usage: rkmate milp FILE.mps[.gz] [--lp] [--time-limit S] [--gap G] [--node-limit N]\n"
-            "                   [--threads N] [--json] [-o SOLUTION] [--quiet] [--verbose]\n"
+            "                   [--threads N] [--seed N] [--json] [-o SOLUTION] [--quiet] [--verbose]\n"
             "  Solve a MILP (or with --lp its LP relaxation) given in fixed or free MPS.\n"
             "  --lp             solve the LP relaxation only\n"
             "  --time-limit S   stop after S seconds with the best solution and its bound\n"
             "  --gap G          relative gap to stop at (default 1e-6)\n"
             "  --node-limit N   stop after N branch-and-bound nodes\n"
             "  --threads N      threads (results are identical for any number)\n"
+            "  --seed N         seed of the simplex's cost perturbation (default 0): another,\n"
+            "                   equally valid search (same optimum, other nodes and time)\n"
             "  --json           print one JSON object: status, objective, bound, gap, nodes,\n"
             "                   iterations, time_s\n"
             "  -o SOLUTION      write 'name value' for every column (never over the input)\n"
@@ -76,6 +78,7 @@ int rk_cmd_milp(int argc, char **argv) {
         {"gap", required_argument, NULL, 'g'},
         {"node-limit", required_argument, NULL, 'n'},
         {"threads", required_argument, NULL, 'j'},
+        {"seed", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'J'},
         {"output", required_argument, NULL, 'o'},
         {"quiet", no_argument, NULL, 'q'},
@@ -106,6 +109,10 @@ int rk_cmd_milp(int argc, char **argv) {
         case 'j':
             if (cli_parse_int(cmd, "--threads", optarg, 1, 4096, &lv)) return CLI_BADINPUT;
             p.threads = (int)lv;
+            break;
+        case 's':
+            if (cli_parse_int(cmd, "--seed", optarg, 0, 2000000000L, &lv)) return CLI_BADINPUT;
+            p.seed = (unsigned)lv;
             break;
         case 'J': json = 1; break;
         case 'o': out = optarg; break;

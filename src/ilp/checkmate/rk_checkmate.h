@@ -43,6 +43,7 @@ typedef struct {
     int threads;            /* OpenMP threads for independent budgets; 0: the
                                OpenMP default.  Results are identical for any */
     int milp_threads;       /* threads handed to each rk_milp_solve (default 1) */
+    unsigned seed;          /* rk_milp_params.seed of every ILP (default 0) */
     const char *export_dir; /* when set, every ILP solved is written there as
                                MPS: <prefix>_p<i>_s<j>.mps (i, j = grid
                                indices), <prefix>_minpeak.mps, <prefix>.mps for

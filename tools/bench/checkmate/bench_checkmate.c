@@ -7,7 +7,10 @@
  *                   [--batch B --seq S --hidden H --heads A]
  *                   [--time-limit S] [--no-cbc] [--keep DIR]
  *                   [--list]   (with --no-cbc: one line per ILP, own solver only)
- *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent) */
+ *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent)
+ *                   [--seed N] (the MILP solver's seed: another, equally valid
+ *                              search; the time's spread over seeds shows
+ *                              how much of it is the search's luck) */
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
@@ -64,10 +67,12 @@ int main(int argc, char **argv) {
     int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
     double tl = 10;
     int list = 0, verbose = 0;
+    unsigned seed = 0;
     static struct option lo[] = {{"chain", 1, 0, 'c'}, {"grid", 1, 0, 'g'}, {"threads", 1, 0, 't'},
                                  {"batch", 1, 0, 'b'}, {"seq", 1, 0, 's'},  {"hidden", 1, 0, 'H'},
                                  {"heads", 1, 0, 'a'}, {"time-limit", 1, 0, 'T'}, {"no-cbc", 0, 0, 'n'},
-                                 {"keep", 1, 0, 'k'},  {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'}, {0, 0, 0, 0}};
+                                 {"keep", 1, 0, 'k'},  {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'},
+                                 {"seed", 1, 0, 'S'},  {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -88,6 +93,16 @@ int main(int argc, char **argv) {
         case 'k': keep = optarg; break;
         case 'l': list = 1; break;
         case 'v': verbose = 1; break;
+        case 'S': {
+            char *end;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (*optarg == '-' || *end || end == optarg || v > 0xffffffffUL) {
+                fprintf(stderr, "bench_checkmate: --seed wants a number from 0 to 4294967295, got '%s'\n", optarg);
+                return 2;
+            }
+            seed = (unsigned)v;
+            break;
+        }
         default: return 2;
         }
     }
@@ -117,8 +132,8 @@ int main(int argc, char **argv) {
             return 1;
         }
     }
-    printf("rk-Checkmate benchmark: %s, grid %dx%d, %d threads, time limit %g s per ILP\n",
-           chain_path ? chain_path : "GPT2 block (built-in graph)", P, S, threads, tl);
+    printf("rk-Checkmate benchmark: %s, grid %dx%d, %d threads, time limit %g s per ILP, seed %u\n",
+           chain_path ? chain_path : "GPT2 block (built-in graph)", P, S, threads, tl, seed);
     if (!chain_path)
         printf("GPT2 block: batch %d, seq %d, hidden %d, heads %d\n", batch, seq, hidden, heads);
     recs R = {0};
@@ -128,6 +143,7 @@ int main(int argc, char **argv) {
     p.grid_save = S;
     p.threads = threads;
     p.time_limit = tl;
+    p.seed = seed;
     p.export_dir = dir;
     p.export_prefix = "bench";
     p.solve = own_solve;
