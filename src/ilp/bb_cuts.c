@@ -168,6 +168,30 @@ static double bb_frac(double v) { return v - floor(v); }
 
 static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+/* v += f * (row i of [A; cuts]: a model row, or cut i - m of the pool);
+ * the columns v gets for the first time are marked and listed */
+static void bb_cutlp_axpy(const bb_ctx *c, const bb_cutpool *P, int i, double f, double *v, char *mark, int *list,
+                          int *len) {
+    const int *ix;
+    const double *vx;
+    long n;
+    if (i < c->m) {
+        ix = c->row_idx + c->row_start[i];
+        vx = c->row_val + c->row_start[i];
+        n = c->row_start[i + 1] - c->row_start[i];
+    } else {
+        int k = i - c->m;
+        ix = P->idx + P->start[k];
+        vx = P->val + P->start[k];
+        n = P->start[k + 1] - P->start[k];
+    }
+    for (long q = 0; q < n; q++) {
+        int j = ix[q];
+        if (!mark[j]) { mark[j] = 1; list[(*len)++] = j; }
+        v[j] += f * vx[q];
+    }
+}
+
 /* Separate GMI cuts from the current optimal basis; adds them to the pool
  * and to the simplex.  Returns the number added, or -1 on failure. */
 static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
@@ -276,28 +300,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
         /* tableau row of the structurals, y' [A; cuts], scattered row-wise
          * from the nonzeros of y (sparse: far fewer than the columns) */
-        for (int t = 0; t < ny; t++) {
-            int i = ylist[t];
-            double yi = y[i];
-            const int *ix;
-            const double *vx;
-            long len;
-            if (i < c->m) {
-                ix = c->row_idx + c->row_start[i];
-                vx = c->row_val + c->row_start[i];
-                len = c->row_start[i + 1] - c->row_start[i];
-            } else {
-                int kk = i - c->m;
-                ix = P->idx + P->start[kk];
-                vx = P->val + P->start[kk];
-                len = P->start[kk + 1] - P->start[kk];
-            }
-            for (long q = 0; q < len; q++) {
-                int j = ix[q];
-                if (!amark[j]) { amark[j] = 1; alist[alen++] = j; }
-                abar[j] += yi * vx[q];
-            }
-        }
+        for (int t = 0; t < ny; t++) bb_cutlp_axpy(c, P, ylist[t], y[ylist[t]], abar, amark, alist, &alen);
         qsort(alist, (size_t)alen, sizeof *alist, int_cmp);
         /* tableau entries of nonbasic variables (the structurals of abar's
          * list, then the slacks of y's, in variable order), cut coefficients
@@ -346,26 +349,8 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
                 if (!cmark[j]) { cmark[j] = 1; clist[clen++] = j; }
                 cut[j] += sgn * g;
             } else {
-                int i = j - n;
                 /* slack s_i = row i . x */
-                const int *ix;
-                const double *vx;
-                long len;
-                if (i < c->m) {
-                    ix = c->row_idx + c->row_start[i];
-                    vx = c->row_val + c->row_start[i];
-                    len = c->row_start[i + 1] - c->row_start[i];
-                } else {
-                    int kk = i - c->m;
-                    ix = P->idx + P->start[kk];
-                    vx = P->val + P->start[kk];
-                    len = P->start[kk + 1] - P->start[kk];
-                }
-                for (long q = 0; q < len; q++) {
-                    int jj = ix[q];
-                    if (!cmark[jj]) { cmark[jj] = 1; clist[clen++] = jj; }
-                    cut[jj] += sgn * g * vx[q];
-                }
+                bb_cutlp_axpy(c, P, j - n, sgn * g, cut, cmark, clist, &clen);
             }
         }
         if (!ok) { rj_ok++; continue; }

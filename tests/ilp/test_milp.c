@@ -283,6 +283,14 @@ START_TEST(test_pseudocosts_round_trip) {
 }
 END_TEST
 
+/* r is optimal with objective opt and a feasible solution */
+static void assert_optimum(const rk_lp *lp, const rk_milp_result *r, double opt, const char *name) {
+    ck_assert_int_eq(r->status, RK_MILP_OPTIMAL);
+    ck_assert_msg(fabs(r->objective - opt) <= 1e-6 * fmax(1.0, fabs(opt)), "%s: %.10g vs %.10g", name, r->objective,
+                  opt);
+    ck_assert_double_le(ilp_max_violation(lp, r->x, 1), 1e-6);
+}
+
 /* Pseudocost branching (no strong branching) reaches the same optima, from
  * scratch and from the pseudocosts of an earlier solve, and is another
  * search than reliability branching. */
@@ -302,10 +310,7 @@ START_TEST(test_pseudocost_branching) {
         rk_milp_result b = solve(lp, &p);
         const rk_milp_result *all[3] = {&rel, &a, &b};
         for (int t = 0; t < 3; t++) {
-            ck_assert_int_eq(all[t]->status, RK_MILP_OPTIMAL);
-            ck_assert_msg(fabs(all[t]->objective - opt) <= 1e-6 * fmax(1.0, fabs(opt)), "%s (%d): %.10g vs %.10g",
-                          names[k], t, all[t]->objective, opt);
-            ck_assert_double_le(ilp_max_violation(lp, all[t]->x, 1), 1e-6);
+            assert_optimum(lp, all[t], opt, names[k]);
         }
         ck_assert_msg(a.nodes != rel.nodes || a.iterations != rel.iterations, "%s: the same search", names[k]);
         rk_milp_result_free(&rel);
@@ -332,10 +337,7 @@ START_TEST(test_seed) {
         for (unsigned sd = 1; sd <= 3; sd++) {
             p.seed = sd;
             rk_milp_result r = solve(lp, &p);
-            ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
-            ck_assert_msg(fabs(r.objective - d.objective) <= 1e-6 * fmax(1.0, fabs(d.objective)), "%s seed %u: %.10g vs %.10g",
-                          names[k], sd, r.objective, d.objective);
-            ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
+            assert_optimum(lp, &r, d.objective, names[k]);
             differs |= r.iterations != d.iterations;
             rk_milp_result_free(&r);
         }
