@@ -164,6 +164,24 @@ static int bb_cutlp_build(const bb_ctx *c, const bb_cutpool *P, bb_cutlp *L) {
     return 0;
 }
 
+/* The cuts of R go to the simplex and, when it takes them, to the pool P.
+ * Returns the number added (0 when the simplex refuses them). */
+static int bb_cuts_to_lp(bb_ctx *c, bb_cutpool *P, const bb_cutpool *R) {
+    if (R->nc == 0) return 0;
+    int *st32 = malloc((size_t)(R->nc + 1) * sizeof *st32);
+    if (!st32) return 0;
+    int added = 0;
+    for (int k = 0; k <= R->nc; k++) st32[k] = (int)R->start[k];
+    if (rk_simplex_add_rows(c->lps, R->nc, R->lb, R->ub, st32, R->idx, R->val) == RK_OK) {
+        for (int k = 0; k < R->nc; k++)
+            bb_cutpool_add(P, (int)(R->start[k + 1] - R->start[k]), R->idx + R->start[k], R->val + R->start[k],
+                           R->lb[k], R->ub[k]);
+        added = R->nc;
+    }
+    free(st32);
+    return added;
+}
+
 static double bb_frac(double v) { return v - floor(v); }
 
 static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
@@ -398,20 +416,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     if (c->par->verbose > 2)
         fprintf(stderr, "milp: GMI: %d candidates, rejected for bounds %d, dynamism %d, density %d, violation %d\n",
                 ncand, rj_ok, rj_dyn, rj_dens, rj_viol);
-    added = 0;
-    if (R.nc > 0) {
-        int *st32 = malloc((size_t)(R.nc + 1) * sizeof *st32);
-        if (st32) {
-            for (int k = 0; k <= R.nc; k++) st32[k] = (int)R.start[k];
-            if (rk_simplex_add_rows(c->lps, R.nc, R.lb, R.ub, st32, R.idx, R.val) == RK_OK) {
-                for (int k = 0; k < R.nc; k++)
-                    bb_cutpool_add(P, (int)(R.start[k + 1] - R.start[k]), R.idx + R.start[k], R.val + R.start[k],
-                                   R.lb[k], R.ub[k]);
-                added = R.nc;
-            }
-            free(st32);
-        }
-    }
+    added = bb_cuts_to_lp(c, P, &R);
     bb_cutpool_free(&R);
 done:
     rk_basis_free(&B);
@@ -718,103 +723,75 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
     return viol / sqrt(norm);
 }
 
-/* Cuts of one round (c-MIR, covers), kept until the round's most
- * efficacious go to the LP. */
+/* Cuts of one round (c-MIR, covers) as rows a x <= rhs, kept until the
+ * round's most efficacious go to the LP: the rows in a pool, their
+ * efficacies beside. */
 typedef struct {
     double eff;
-    long at;     /* offset into the buffers */
-    int cnt;
-    double rhs;
+    int row;     /* in rows */
 } bb_found_cut;
 
 typedef struct {
+    bb_cutpool rows;
     bb_found_cut *cut;
-    int n, cap;
-    int *idx;
-    double *val;
-    long len, cap_len;
+    int cap;
 } bb_found;
 
 static int bb_found_cmp(const void *x, const void *y) {
     const bb_found_cut *a = x, *b = y;
     if (a->eff != b->eff) return a->eff > b->eff ? -1 : 1;
-    return a->at < b->at ? -1 : a->at > b->at;
+    return a->row - b->row;
 }
 
 static int bb_found_push(bb_found *F, int cnt, const int *idx, const double *val, double rhs, double eff) {
-    if (F->n == F->cap) {
+    int n = F->rows.nc;
+    if (n == F->cap) {
         int nc = F->cap ? 2 * F->cap : 64;
         bb_found_cut *nf = realloc(F->cut, (size_t)nc * sizeof *nf);
         if (!nf) return -1;
         F->cut = nf;
         F->cap = nc;
     }
-    if (F->len + cnt > F->cap_len) {
-        long nc = F->cap_len ? 2 * F->cap_len : 4096;
-        while (nc < F->len + cnt) nc *= 2;
-        int *ni = realloc(F->idx, (size_t)nc * sizeof *ni);
-        if (!ni) return -1;
-        F->idx = ni;
-        double *nv = realloc(F->val, (size_t)nc * sizeof *nv);
-        if (!nv) return -1;
-        F->val = nv;
-        F->cap_len = nc;
-    }
-    memcpy(F->idx + F->len, idx, (size_t)cnt * sizeof *idx);
-    memcpy(F->val + F->len, val, (size_t)cnt * sizeof *val);
-    F->cut[F->n].eff = eff;
-    F->cut[F->n].at = F->len;
-    F->cut[F->n].cnt = cnt;
-    F->cut[F->n].rhs = rhs;
-    F->n++;
-    F->len += cnt;
+    if (bb_cutpool_add(&F->rows, cnt, idx, val, -INFINITY, rhs)) return -1;
+    F->cut[n].eff = eff;
+    F->cut[n].row = n;
     return 0;
 }
 
 static void bb_found_free(bb_found *F) {
+    bb_cutpool_free(&F->rows);
     free(F->cut);
-    free(F->idx);
-    free(F->val);
 }
 
-/* The max_cuts most efficacious cuts found (a x <= rhs), scaled to max |a| =
- * 1 with the side relaxed a little for safety, go to the simplex and the
- * pool.  Returns the number added (0 when the simplex refuses them). */
+/* The max_cuts most efficacious cuts found, scaled to max |a| = 1 with the
+ * side relaxed a little for safety, go to the simplex and the pool.  Returns
+ * the number added (0 when the simplex refuses them). */
 static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts) {
-    if (F->n == 0) return 0;
-    qsort(F->cut, (size_t)F->n, sizeof *F->cut, bb_found_cmp);
-    int nf = F->n < max_cuts ? F->n : max_cuts;
-    int added = 0;
-    int *st = malloc((size_t)(nf + 1) * sizeof *st);
-    int *ci = malloc((size_t)(F->len ? F->len : 1) * sizeof *ci);
-    double *cv = malloc((size_t)(F->len ? F->len : 1) * sizeof *cv);
-    double *lo = malloc((size_t)nf * sizeof *lo), *hi = malloc((size_t)nf * sizeof *hi);
-    if (st && ci && cv && lo && hi) {
-        long w = 0;
-        st[0] = 0;
-        for (int k = 0; k < nf; k++) {
-            const bb_found_cut *f = &F->cut[k];
-            double s = 0;
-            for (int q = 0; q < f->cnt; q++) s = fmax(s, fabs(F->val[f->at + q]));
-            for (int q = 0; q < f->cnt; q++) {
-                ci[w] = F->idx[f->at + q];
-                cv[w] = F->val[f->at + q] / s;
-                w++;
-            }
-            lo[k] = -INFINITY;
-            hi[k] = f->rhs / s + 1e-9 * fmax(1.0, fabs(f->rhs / s));
-            st[k + 1] = (int)w;
+    const bb_cutpool *R = &F->rows;
+    if (R->nc == 0) return 0;
+    qsort(F->cut, (size_t)R->nc, sizeof *F->cut, bb_found_cmp);
+    int nf = R->nc < max_cuts ? R->nc : max_cuts;
+    bb_cutpool S = {0};
+    int *ci = malloc((size_t)(c->n ? c->n : 1) * sizeof *ci);
+    double *cv = malloc((size_t)(c->n ? c->n : 1) * sizeof *cv);
+    int ok = ci && cv;
+    for (int k = 0; k < nf && ok; k++) {
+        int r = F->cut[k].row;
+        long at = R->start[r];
+        int cnt = (int)(R->start[r + 1] - at);
+        double s = 0;
+        for (int q = 0; q < cnt; q++) s = fmax(s, fabs(R->val[at + q]));
+        for (int q = 0; q < cnt; q++) {
+            ci[q] = R->idx[at + q];
+            cv[q] = R->val[at + q] / s;
         }
-        if (rk_simplex_add_rows(c->lps, nf, lo, hi, st, ci, cv) == RK_OK) {
-            for (int k = 0; k < nf; k++) bb_cutpool_add(P, st[k + 1] - st[k], ci + st[k], cv + st[k], lo[k], hi[k]);
-            added = nf;
-        }
+        double rhs = R->ub[r] / s;
+        ok = bb_cutpool_add(&S, cnt, ci, cv, -INFINITY, rhs + 1e-9 * fmax(1.0, fabs(rhs))) == 0;
     }
-    free(st);
+    int added = ok ? bb_cuts_to_lp(c, P, &S) : 0;
+    bb_cutpool_free(&S);
     free(ci);
     free(cv);
-    free(lo);
-    free(hi);
     return added;
 }
 
