@@ -184,8 +184,6 @@ static int bb_cuts_to_lp(bb_ctx *c, bb_cutpool *P, const bb_cutpool *R) {
 
 static double bb_frac(double v) { return v - floor(v); }
 
-static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
-
 /* v += f * (row i of [A; cuts]: a model row, or cut i - m of the pool);
  * the columns v gets for the first time are marked and listed */
 static void bb_cutlp_axpy(const bb_ctx *c, const bb_cutpool *P, int i, double f, double *v, char *mark, int *list,
@@ -319,7 +317,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         /* tableau row of the structurals, y' [A; cuts], scattered row-wise
          * from the nonzeros of y (sparse: far fewer than the columns) */
         for (int t = 0; t < ny; t++) bb_cutlp_axpy(c, P, ylist[t], y[ylist[t]], abar, amark, alist, &alen);
-        qsort(alist, (size_t)alen, sizeof *alist, int_cmp);
+        qsort(alist, (size_t)alen, sizeof *alist, rk_int_cmp);
         /* tableau entries of nonbasic variables (the structurals of abar's
          * list, then the slacks of y's, in variable order), cut coefficients
          * in x space */
@@ -373,7 +371,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
         if (!ok) { rj_ok++; continue; }
         /* clean: drop tiny coefficients using bounds, check dynamism */
-        qsort(clist, (size_t)clen, sizeof *clist, int_cmp);
+        qsort(clist, (size_t)clen, sizeof *clist, rk_int_cmp);
         double amax = 0;
         for (int t = 0; t < clen; t++) amax = fmax(amax, fabs(cut[clist[t]]));
         if (amax < 1e-9) continue;

@@ -306,6 +306,8 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
     return (int)(lp->csc_start[j + 1] - b);
 }
 
+int rk_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
 int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv) {
     long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
     if (!fill) return -1;

@@ -57,6 +57,9 @@ int rk_lp_matrix(const rk_lp *lp, rk_lp_csc *out);
  * each row), allocated by the caller.  Returns 0, or -1 when out of memory. */
 int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv);
 
+/* qsort comparator of ints, increasing. */
+int rk_int_cmp(const void *a, const void *b);
+
 /* Coefficients of column j: returns the count and sets *idx / *val (the
  * cache must have been built by rk_lp_matrix; otherwise returns 0). */
 int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lp_internal.h"
 #include "lu.h"
 
 #define LU_THRESH 0.1     /* relative pivot threshold */
@@ -720,18 +721,19 @@ static int btran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
     return 1;
 }
 
+/* x := E_e^-T x: the transposed solve with eta e changes x at its pivot only */
+static inline void btran_eta(const rk_lu *lu, double *x, int e) {
+    int p = lu->eta_p[e];
+    double s = x[p];
+    for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
+    x[p] = s / lu->eta_piv[e];
+}
+
 void rk_lu_btran(rk_lu *lu, double *x) {
-    for (int e = lu->neta - 1; e >= 0; e--) {
-        int p = lu->eta_p[e];
-        double s = x[p];
-        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
-        x[p] = s / lu->eta_piv[e];
-    }
+    for (int e = lu->neta - 1; e >= 0; e--) btran_eta(lu, x, e);
     if (btran_lu_sparse(lu, x, NULL, -1)) return;
     btran_lu_dense(lu, x);
 }
-
-static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
 /* mark the etas older than `below` that hold position i (in their column or
  * as their pivot): a nonzero there makes them change x */
@@ -755,16 +757,15 @@ void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
     for (int e = lu->neta - 1; e >= 0; e--) {
         if (!lu->emark[e]) continue;
         int p = lu->eta_p[e];
-        double s = x[p], was = s;
-        for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
-        x[p] = s / lu->eta_piv[e];
+        double was = x[p];
+        btran_eta(lu, x, e);
         if (was == 0.0 && x[p] != 0.0) {
             if (np <= lim) pos[np++] = p;
             eta_mark_position(lu, p, e);
         }
     }
     if (np <= lim) {
-        qsort(pos, (size_t)np, sizeof *pos, int_cmp);
+        qsort(pos, (size_t)np, sizeof *pos, rk_int_cmp);
         int k = 0;
         for (int t = 0; t < np; t++)
             if (k == 0 || pos[t] != pos[k - 1]) pos[k++] = pos[t];
