@@ -621,11 +621,61 @@ START_TEST(lean_schedule) {
 }
 END_TEST
 
+/* Recomputation counts: every N column is the number of R columns of its
+ * node at 1, and the decoded schedule runs that node once more than that. */
+START_TEST(recompute_counts) {
+    int with_n = 0, recomputed = 0;
+    for (unsigned seed = 0; seed < 120; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 4, &g, &err), RK_OK);
+        rk_option ka;
+        ck_assert_int_eq(rk_option_keep_all(&g, &ka, &err), RK_OK);
+        int64_t mp = (ka.fwd_peak > ka.bwd_peak ? ka.fwd_peak : ka.bwd_peak) * 5 / 7;
+        rk_option_free(&ka);
+        rk_checkmate_model *m = NULL;
+        ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+        rk_lp *lp = NULL;
+        double *x = NULL;
+        if (rk_checkmate_model_lp(m, mp, -1, &lp, &err) == RK_OK && solve_x(lp, &x)) {
+            rk_op *ops = NULL;
+            int nops = 0;
+            double obj;
+            ck_assert_int_eq(rk_checkmate_model_decode_ops(m, x, &ops, &nops, &obj, &err), RK_OK);
+            for (int j = 0; j < m->n_cols; j++) {
+                if (m->cols[j].kind != CM_COL_N) continue;
+                int k = m->cols[j].a, ones = 0, runs = 0, ncols = 0;
+                for (int i = 0; i < m->n_cols; i++)
+                    if (m->cols[i].kind == CM_COL_R && m->cols[i].a == k) {
+                        ncols++;
+                        ones += x[i] > 0.5;
+                    }
+                for (int i = 0; i < nops; i++) runs += ops[i].kind == RK_OP_RUN && ops[i].node == g.topo[k];
+                ck_assert_int_ge(ncols, 2);
+                ck_assert_double_eq(m->cols[j].ub, ncols);
+                ck_assert_int_eq((int)lround(x[j]), ones);
+                ck_assert_int_eq(runs, 1 + ones);
+                with_n++;
+                recomputed += ones > 0;
+            }
+            free(ops);
+        }
+        free(x);
+        rk_lp_free(lp);
+        rk_checkmate_model_free(m);
+        rk_graph_free(&g);
+    }
+    ck_assert_int_ge(with_n, 50);
+    ck_assert_int_ge(recomputed, 5);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, lean_schedule);
+    tcase_add_test(tc, recompute_counts);
     tcase_add_test(tc, hand_chain3);
     tcase_add_test(tc, hand_diamond);
     tcase_add_test(tc, hand_two_outputs);

@@ -26,7 +26,9 @@ typedef struct {
     int t, a, b;      /* indices for the row name */
 } cm_row;
 
-typedef enum { CM_COL_R = 0, CM_COL_C, CM_COL_X, CM_COL_P } cm_colkind;
+/* R run, C create, X forget, P presence at a stage start, N recomputation
+ * count of a forward node (sum of its R columns) */
+typedef enum { CM_COL_R = 0, CM_COL_C, CM_COL_X, CM_COL_P, CM_COL_N } cm_colkind;
 
 typedef struct {
     cm_colkind kind;

@@ -158,7 +158,7 @@ static int m_col(rk_checkmate_model *m, cm_colkind kind, int t, int a, int b, do
     return m->n_cols++;
 }
 
-static const char FAMS[] = "cpnuxems";
+static const char FAMS[] = "cpnuxemsr";
 
 /* Add a row lb <= l <= ub.  Constant rows are checked (FIXED) or recorded
  * (PEAK: fixed_peak).  Returns -1 on OOM. */
@@ -457,6 +457,21 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
                 OOM_IF(c < 0);
                 R[t * T + k] = c;
             }
+    }
+    /* recomputation counts: N_k = sum_t R[t][k], an integer column of
+     * its own for every forward node with two or more R columns (docs/ilp.md:
+     * branching on it decides "recompute k or not" over all stages at once) */
+    for (int k = 0; k < m->n_fwd; k++) {
+        int cnt = 0;
+        for (int t = 0; t < T; t++) cnt += R[t * T + k] >= 0;
+        if (cnt < 2) continue;
+        int c = m_col(m, CM_COL_N, 0, k, 0, 0, 0, cnt, 1);
+        OOM_IF(c < 0);
+        lin_reset(&l);
+        for (int t = 0; t < T; t++)
+            if (R[t * T + k] >= 0) OOM_IF(lin_push(&l, R[t * T + k], 1));
+        OOM_IF(lin_push(&l, c, -1));
+        OOM_IF(m_row(m, &l, 0, 0, CM_RHS_FIXED, 'r', 0, k, -1));
     }
 
     /* presence at the start of stage 0 */
@@ -784,6 +799,7 @@ static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n) {
     case CM_COL_C: snprintf(buf, n, "C%d_%d_%d", c->t, c->a, c->b); break;
     case CM_COL_X: snprintf(buf, n, "X%d_%d_%d", c->t, c->a, c->b); break;
     case CM_COL_P: snprintf(buf, n, "P%d_%d", c->t, c->a); break;
+    case CM_COL_N: snprintf(buf, n, "N%d", c->a); break;
     default: snprintf(buf, n, "V%d_%d", c->t, c->a); break;
     }
 }

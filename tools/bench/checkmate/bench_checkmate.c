@@ -7,7 +7,8 @@
  *                   [--batch B --seq S --hidden H --heads A]
  *                   [--time-limit S] [--no-cbc] [--keep DIR]
  *                   [--list]   (with --no-cbc: one line per ILP, own solver only)
- *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent)
+ *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent;
+ *                                twice: the MILP solver's own log of every ILP too)
  *                   [--seed N] (the MILP solver's seed: another, equally valid
  *                              search; the time's spread over seeds shows
  *                              how much of it is the search's luck) */
@@ -92,7 +93,7 @@ int main(int argc, char **argv) {
         case 'n': cbc = 0; break;
         case 'k': keep = optarg; break;
         case 'l': list = 1; break;
-        case 'v': verbose = 1; break;
+        case 'v': verbose++; break;
         case 'S': {
             char *end;
             unsigned long v = strtoul(optarg, &end, 10);
