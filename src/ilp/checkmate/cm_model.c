@@ -962,10 +962,11 @@ rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int
     return cm_model_lp(m, m_peak, m_save, 0, lp, err);
 }
 
-/* Round the 0/1 columns of x (the model has no continuous column). */
+/* Round the integer columns of x to the nearest integer (every column of the
+ * model is integer: 0/1, and the recomputation counts N). */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x) {
     for (int j = 0; j < m->n_cols; j++)
-        if (m->cols[j].integer) x[j] = x[j] > 0.5 ? 1 : 0;
+        if (m->cols[j].integer) x[j] = floor(x[j] + 0.5);
 }
 
 /* ------------------------------------------------------------- decoding */
