@@ -309,7 +309,7 @@ END_TEST
 /* ≥ 200 random blocks: ILP optimum == exhaustive search, at budgets across
  * the range (the decoded schedules are checked by the simulator inside). */
 START_TEST(random_vs_brute_force) {
-    int compared = 0, blocks = 0;
+    int compared = 0, blocks = 0, with_twins = 0;
     for (unsigned seed = 0; seed < 240; seed++) {
         rk_graph g;
         rk_error err;
@@ -333,10 +333,19 @@ START_TEST(random_vs_brute_force) {
             any = 1;
         }
         blocks += any;
+        if (any) {
+            /* count the blocks whose model has twin rows (docs/ilp.md): the
+             * comparison above then checks that they keep the optimum */
+            rk_checkmate_model *m = NULL;
+            ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+            with_twins += m->n_fam[strchr(CM_FAMILIES, 'w') - CM_FAMILIES] > 0;
+            rk_checkmate_model_free(m);
+        }
         rk_graph_free(&g);
     }
     ck_assert_int_ge(blocks, 200);
     ck_assert_int_ge(compared, 800);
+    ck_assert_int_ge(with_twins, 10);
 }
 END_TEST
 

@@ -7,6 +7,9 @@
 #include "rk_checkmate.h"
 
 /* A reference to a 0/1 quantity of the model: a constant or a column. */
+/* row family letters (docs/ilp.md): c p n u x e m s, r recomputation count,
+ * w twin */
+#define CM_FAMILIES "cpnuxemsrw"
 #define CM_ZERO (-1)
 #define CM_ONE (-2)
 
@@ -85,7 +88,7 @@ struct rk_checkmate_model {
     int infeasible;   /* presolve found a violated constant row */
     char why[256];
     int64_t fixed_peak; /* highest memory of a step whose memory is constant */
-    int n_fam[10];     /* row counts per family (for docs/stats) */
+    int n_fam[sizeof CM_FAMILIES]; /* row counts per family, in CM_FAMILIES order (for docs/stats) */
     int n_knap, cap_knap;
     cm_knap *knap;
     int n_opt, cap_opt;

@@ -158,7 +158,7 @@ static int m_col(rk_checkmate_model *m, cm_colkind kind, int t, int a, int b, do
     return m->n_cols++;
 }
 
-static const char FAMS[] = "cpnuxemsr";
+static const char FAMS[] = CM_FAMILIES;
 
 /* Add a row lb <= l <= ub.  Constant rows are checked (FIXED) or recorded
  * (PEAK: fixed_peak).  Returns -1 on OOM. */
@@ -297,6 +297,74 @@ static int cmp_tmp_ev(const void *a, const void *b) {
             goto done;                                                                                                 \
         }                                                                                                              \
     } while (0)
+
+/* Twins: two data (not inputs, input grads, the output or its grad) with the
+ * same producers and the same users by the same edge kinds. */
+static int is_twin(const rk_graph *g, int d1, int d2) {
+    const rk_dnode *a = &g->d[d1], *b = &g->d[d2];
+    if ((a->kind == RK_D_GRAD) != (b->kind == RK_D_GRAD)) return 0;
+    if (a->n_producers != b->n_producers || a->n_users != b->n_users) return 0;
+    for (int i = 0; i < a->n_producers; i++)
+        if (a->producers[i] != b->producers[i]) return 0;
+    for (int i = 0; i < a->n_users; i++) {
+        int u = a->users[i];
+        if (u != b->users[i]) return 0;
+        for (int q = 0; q < g->c[u].n_uses; q++) {
+            const rk_use *x = &g->c[u].uses[q];
+            if (x->data != d1) continue;
+            int same = 0;
+            for (int r = 0; r < g->c[u].n_uses; r++)
+                same |= g->c[u].uses[r].data == d2 && g->c[u].uses[r].kind == x->kind;
+            if (!same) return 0;
+        }
+    }
+    return 1;
+}
+
+/* Twin rows (docs/ilp.md): for every twin d2 of an earlier data d1, each
+ * C/X/P column of d2 equals the column of d1 at the same stage and step.
+ * Returns -1 on OOM. */
+static int m_twin_rows(rk_checkmate_model *m, lin *l, const char *is_in, const char *is_ig) {
+    const rk_graph *g = m->g;
+    int D = g->n_d, nc = m->n_cols;
+    int *twin_of = malloc((size_t)(D ? D : 1) * sizeof *twin_of);
+    int *first = malloc((size_t)(D ? D : 1) * sizeof *first), *next = malloc((size_t)(nc ? nc : 1) * sizeof *next);
+    int r = !twin_of || !first || !next ? -1 : 0;
+    for (int d = 0; d < D && !r; d++) {
+        twin_of[d] = -1;
+        first[d] = -1;
+        if (is_in[d] || is_ig[d] || d == g->output || d == g->output_grad) continue;
+        for (int e = 0; e < d && twin_of[d] < 0; e++)
+            if (!is_in[e] && !is_ig[e] && e != g->output && e != g->output_grad && twin_of[e] < 0 && is_twin(g, e, d))
+                twin_of[d] = e;
+    }
+    /* the C/X/P columns of each data, as lists in column order */
+    for (int j = nc - 1; j >= 0 && !r; j--) {
+        const cm_col *c = &m->cols[j];
+        if (c->kind == CM_COL_R || c->kind == CM_COL_N) continue;
+        next[j] = first[c->a];
+        first[c->a] = j;
+    }
+    for (int d = 0; d < D && !r; d++) {
+        if (twin_of[d] < 0) continue;
+        for (int j2 = first[d]; j2 >= 0 && !r; j2 = next[j2]) {
+            const cm_col *c2 = &m->cols[j2];
+            for (int j1 = first[twin_of[d]]; j1 >= 0; j1 = next[j1]) {
+                const cm_col *c1 = &m->cols[j1];
+                if (c1->kind != c2->kind || c1->t != c2->t || c1->b != c2->b) continue;
+                lin_reset(l);
+                if (lin_push(l, j1, 1) || lin_push(l, j2, -1) ||
+                    m_row(m, l, 0, 0, CM_RHS_FIXED, 'w', c2->t, d, j2))
+                    r = -1;
+                break;
+            }
+        }
+    }
+    free(twin_of);
+    free(first);
+    free(next);
+    return r;
+}
 
 rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err) {
     *out = NULL;
@@ -755,6 +823,7 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             OOM_IF(m_row(m, &l, v, v, CM_RHS_FIXED, 'e', T, d, -1));
         }
     }
+    OOM_IF(m_twin_rows(m, &l, is_in, is_ig));
 done:
     if (tl)
         for (int d = 0; d < D; d++) {
