@@ -100,7 +100,17 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
         nc++;
     }
     if (nc == 0) { free(cand); return -3; }
-    qsort(cand, (size_t)nc, sizeof *cand, bb_cand_cmp);
+    if (c->reliable == 0) {
+        /* every pseudocost is trusted: the first candidate in sorted order
+         * (largest score, then smallest column) wins, found without sorting */
+        int b = 0;
+        for (int k = 1; k < nc; k++)
+            if (bb_cand_cmp(&cand[k], &cand[b]) < 0) b = k;
+        cand[0] = cand[b];
+        nc = 1;
+    } else {
+        qsort(cand, (size_t)nc, sizeof *cand, bb_cand_cmp);
+    }
 
     /* strong branching on unreliable candidates, in pseudocost order */
     int best = cand[0].col;
