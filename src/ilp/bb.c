@@ -400,6 +400,7 @@ static void bb_ctx_free(bb_ctx *c) {
     free(c->row_idx);
     free(c->row_val);
     free(c->obj);
+    free(c->obj_cols);
     free(c->glb);
     free(c->gub);
     free(c->llb);
@@ -499,6 +500,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->row_idx = malloc((size_t)(c->A.nnz ? c->A.nnz : 1) * sizeof *c->row_idx);
     c->row_val = malloc((size_t)(c->A.nnz ? c->A.nnz : 1) * sizeof *c->row_val);
     c->obj = malloc(nn * sizeof *c->obj);
+    c->obj_cols = malloc(nn * sizeof *c->obj_cols);
     c->glb = malloc(nn * sizeof(double));
     c->gub = malloc(nn * sizeof(double));
     c->llb = malloc(nn * sizeof(double));
@@ -519,7 +521,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->tmp_i = malloc(big * sizeof(int));
     c->prop_queue = malloc(mn * sizeof(int));
     c->prop_inq = calloc(mn, 1);
-    if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->glb || !c->gub || !c->llb || !c->lub ||
+    if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->obj_cols || !c->glb || !c->gub || !c->llb || !c->lub ||
         !c->slb || !c->sub || !c->row_lb || !c->row_ub || !c->x || !c->d || !c->ax || !c->inc_x ||
         !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
         !c->prop_queue || !c->prop_inq)
@@ -539,6 +541,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->obj_const = c->sense * lp->obj_const;
     for (int j = 0; j < n; j++) {
         c->obj[j] = c->sense * lp->obj[j];
+        if (c->obj[j] != 0) c->obj_cols[c->n_obj_cols++] = j;
         double lb = lp->col_lb[j], ub = lp->col_ub[j];
         if (lp->is_int[j]) {
             c->n_int++;

@@ -53,6 +53,7 @@ typedef struct bb_ctx {
     int *row_idx;
     double *row_val;
     double *obj;          /* min form */
+    int *obj_cols, n_obj_cols; /* the columns with a cost, increasing */
     double obj_const;     /* min form */
     double obj_step;      /* every solution value is c0 + k * obj_step (0: unknown) */
     signed char *is_int;

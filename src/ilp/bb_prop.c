@@ -105,20 +105,20 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
     c->prop_obj_dirty = 0;
     double cut = bb_cutoff(c);
     if (!isfinite(cut)) return 0;
-    int n = c->n;
     double minact = c->obj_const;
-    for (int j = 0; j < n; j++) {
+    for (int k = 0; k < c->n_obj_cols; k++) {
+        int j = c->obj_cols[k];
         double a = c->obj[j];
-        if (a == 0) continue;
         double v = a > 0 ? lb[j] : ub[j];
         if (!isfinite(v)) return 0; /* unbounded below: nothing to say */
         minact += a * v;
     }
     double tol = 1e-6 * fmax(1.0, fabs(cut));
     if (minact > cut + tol) return 1;
-    for (int j = 0; j < n; j++) {
+    for (int k = 0; k < c->n_obj_cols; k++) {
+        int j = c->obj_cols[k];
         double a = c->obj[j];
-        if (a == 0 || !c->is_int[j] || lb[j] == ub[j]) continue;
+        if (!c->is_int[j] || lb[j] == ub[j]) continue;
         double room = (cut + tol - minact) / fabs(a); /* how far j may move from its cheap bound */
         if (a > 0) {
             double t = lb[j] + floor(room + 1e-9);
