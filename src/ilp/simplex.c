@@ -696,6 +696,7 @@ static int primal_loop(rk_simplex *s) {
         for (int i = 0; i < m; i++) rho[i] = 0.0;
         rho[r] = 1.0;
         rk_lu_btran(s->lu, rho);
+        s->rlen = nonzero_list(rho, m, s->rlist); /* compute_row reads rho's nonzeros from the list */
         compute_row(s, rho);
         /* primal update */
         double step = dir * theta;
