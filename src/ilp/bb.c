@@ -521,8 +521,8 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->tmp_i = malloc(big * sizeof(int));
     c->prop_queue = malloc(mn * sizeof(int));
     c->prop_inq = calloc(mn, 1);
-    if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->obj_cols || !c->glb || !c->gub || !c->llb || !c->lub ||
-        !c->slb || !c->sub || !c->row_lb || !c->row_ub || !c->x || !c->d || !c->ax || !c->inc_x ||
+    if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->obj_cols || !c->glb || !c->gub || !c->llb ||
+        !c->lub || !c->slb || !c->sub || !c->row_lb || !c->row_ub || !c->x || !c->d || !c->ax || !c->inc_x ||
         !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
         !c->prop_queue || !c->prop_inq)
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");

@@ -6,10 +6,11 @@
 #include <stdint.h>
 #include "rk_checkmate.h"
 
-/* A reference to a 0/1 quantity of the model: a constant or a column. */
 /* row family letters (docs/ilp.md): c p n u x e m s, r recomputation count,
  * w twin */
 #define CM_FAMILIES "cpnuxemsrw"
+
+/* A reference to a 0/1 quantity of the model: a constant or a column. */
 #define CM_ZERO (-1)
 #define CM_ONE (-2)
 
