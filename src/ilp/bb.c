@@ -529,7 +529,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     if (rk_csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     const rk_milp_pseudocosts *pc = p->pseudocosts;
-    c->reliable = p->pseudocost_branching ? 0 : BB_RELIABLE;
+    c->reliable = p->pseudocost_branching ? 0 : p->sb_reliability > 0 ? p->sb_reliability : BB_RELIABLE;
     if (pc && pc->n == n && n > 0)
         for (int d = 0; d < 2; d++) {
             memcpy(c->pc_sum[d], pc->sum[d], (size_t)n * sizeof(double));

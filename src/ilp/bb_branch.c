@@ -2,7 +2,8 @@
  * branching.  Each integer column keeps pseudocosts (average objective gain
  * per unit of change, down and up); a column whose pseudocosts rest on fewer
  * than c->reliable observations (BB_RELIABLE, or 0 with the parameter
- * pseudocost_branching) is evaluated by strong branching (a few dual
+ * pseudocost_branching; rk_milp_params.sb_reliability) is evaluated by
+ * strong branching (at most sb_max_candidates columns a node, a few dual
  * simplex iterations on each child from the node's basis), which also
  * initialises its pseudocosts.  Children found infeasible by strong
  * branching tighten the node instead.  Score: product of the two gains. */
@@ -120,8 +121,10 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
     rk_simplex_state *saved = NULL;
     int have_basis = 0;
     int max_cands = depth < 10 ? BB_SB_MAX_CANDS : BB_SB_MAX_CANDS / 2;
+    if (c->par->sb_max_candidates > 0) max_cands = c->par->sb_max_candidates;
     long it_limit = 20 + 2 * (long)c->m;
     if (it_limit > BB_SB_ITER_CAP) it_limit = BB_SB_ITER_CAP;
+    if (c->par->sb_max_iterations > 0) it_limit = c->par->sb_max_iterations;
     for (int k = 0; k < nc; k++) {
         int j = cand[k].col;
         double f = c->x[j] - floor(c->x[j]);

@@ -247,6 +247,9 @@ void bb_heur_rins(bb_ctx *c) {
         rk_milp_pseudocosts pc = {.n = n, .sum = {c->pc_sum[0], c->pc_sum[1]}, .cnt = {c->pc_cnt[0], c->pc_cnt[1]}};
         p.pseudocosts = &pc;
         p.pseudocost_branching = c->par->pseudocost_branching;
+        p.sb_reliability = c->par->sb_reliability;
+        p.sb_max_candidates = c->par->sb_max_candidates;
+        p.sb_max_iterations = c->par->sb_max_iterations;
         p.seed = c->par->seed;
         rk_milp_result r;
         rk_error e;

@@ -104,6 +104,15 @@ typedef struct {
      * pseudocosts handed in come from solves of nearly the same problem (the
      * rk-Checkmate budget grid: ~15-20 % less solve time). */
     int pseudocost_branching;
+    /* Strong-branching effort of reliability branching (each 0: the
+     * default): sb_reliability, the observations after which a column's
+     * pseudocosts are trusted (default 4); sb_max_candidates, the columns
+     * strong-branched at a node (default 10, 5 below depth 10; a value set
+     * here holds at every depth); sb_max_iterations, the dual simplex
+     * iterations per strong-branching child (default 20 + 2 x rows, at most
+     * 500).  Light settings (1, 4, 40) suit solves that start from the
+     * pseudocosts of nearly the same problem (the rk-Checkmate budget grid). */
+    int sb_reliability, sb_max_candidates, sb_max_iterations;
     /* Seed of the LP engine's cost perturbation (0: default).  Another seed
      * gives another, equally valid search: the same optimum, other trees and
      * times (how much a time owes to the search's luck). */

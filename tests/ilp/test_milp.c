@@ -700,15 +700,21 @@ START_TEST(test_knapsack_vs_enumeration) {
                 if ((mask >> j) & 1) v += c[j];
             if (v > best) best = v;
         }
-        for (int pcb = 0; pcb < 2; pcb++) { /* reliability, then pseudocost branching */
+        static const char *rule[3] = {"reliability", "pseudocost", "light strong"};
+        for (int br = 0; br < 3; br++) { /* reliability, pseudocost, light strong branching */
             rk_milp_params p = params_on(1);
-            p.pseudocost_branching = pcb;
+            p.pseudocost_branching = br == 1;
+            if (br == 2) {
+                p.sb_reliability = 1;
+                p.sb_max_candidates = 2;
+                p.sb_max_iterations = 5;
+            }
             rk_milp_result res;
             rk_error err;
             ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
             ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
             ck_assert_msg(fabs(res.objective - best) < 1e-6, "trial %d (%s branching): solver %g, enumeration %g",
-                          trial, pcb ? "pseudocost" : "reliability", res.objective, best);
+                          trial, rule[br], res.objective, best);
             rk_milp_result_free(&res);
         }
         rk_lp_free(lp);

@@ -169,10 +169,14 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     rk_milp_params mp;
     cm_milp_params(p, &mp);
     mp.pseudocosts = pc.n ? &pc : NULL;
-    /* no strong branching in the grid, not even without neighbours: the
-     * pseudocosts every ILP hands on are then all observed branchings (mixed
-     * with strong-branching estimates they ranked the candidates worse) */
-    mp.pseudocost_branching = 1;
+    /* light strong branching (docs/ilp.md, sixth round): a column is
+     * strong-branched until it has one observation each way, at most 4
+     * columns a node, 40 dual iterations a child; the neighbours'
+     * pseudocosts rank the candidates.  (Pure pseudocost branching: ~9 %
+     * more solve time; the default reliability branching: ~30 % more.) */
+    mp.sb_reliability = 1;
+    mp.sb_max_candidates = 4;
+    mp.sb_max_iterations = 40;
     mp.incumbent = inc ? inc->x : NULL;
     mp.known_bound = isfinite(kb) ? kb - cm_obj_offset(m) : kb;
     rk_milp_result res;
