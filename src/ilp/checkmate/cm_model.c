@@ -298,8 +298,14 @@ static int cmp_tmp_ev(const void *a, const void *b) {
         }                                                                                                              \
     } while (0)
 
-/* Twins: two data (not inputs, input grads, the output or its grad) with the
- * same producers and the same users by the same edge kinds. */
+/* A data that may have a twin: not an input, an input grad, the output or
+ * its grad. */
+static int twin_candidate(const rk_graph *g, const char *is_in, const char *is_ig, int d) {
+    return !is_in[d] && !is_ig[d] && d != g->output && d != g->output_grad;
+}
+
+/* Twins: two candidates (twin_candidate) with the same producers and the
+ * same users by the same edge kinds. */
 static int is_twin(const rk_graph *g, int d1, int d2) {
     const rk_dnode *a = &g->d[d1], *b = &g->d[d2];
     if ((a->kind == RK_D_GRAD) != (b->kind == RK_D_GRAD)) return 0;
@@ -333,10 +339,9 @@ static int m_twin_rows(rk_checkmate_model *m, lin *l, const char *is_in, const c
     for (int d = 0; d < D && !r; d++) {
         twin_of[d] = -1;
         first[d] = -1;
-        if (is_in[d] || is_ig[d] || d == g->output || d == g->output_grad) continue;
+        if (!twin_candidate(g, is_in, is_ig, d)) continue;
         for (int e = 0; e < d && twin_of[d] < 0; e++)
-            if (!is_in[e] && !is_ig[e] && e != g->output && e != g->output_grad && twin_of[e] < 0 && is_twin(g, e, d))
-                twin_of[d] = e;
+            if (twin_candidate(g, is_in, is_ig, e) && twin_of[e] < 0 && is_twin(g, e, d)) twin_of[d] = e;
     }
     /* the C/X/P columns of each data, as lists in column order */
     for (int j = nc - 1; j >= 0 && !r; j--) {
