@@ -605,19 +605,111 @@ rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
 
 static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub);
 
-/* The search runs on a working copy whose integer rows are strengthened
- * (bb_rows.c); solutions are in the same columns. */
+/* The caller's incumbent and pseudocosts in the aggregated problem's
+ * columns (map: bb_aggregate): the representative's values.  Returns 0, -1
+ * when out of memory. */
+static int bb_aggr_params(const rk_milp_params *p, int n, int n_red, const int *map, rk_milp_params *q,
+                          double **inc, rk_milp_pseudocosts *pc) {
+    *q = *p;
+    *inc = NULL;
+    memset(pc, 0, sizeof *pc);
+    if (p->incumbent) {
+        *inc = malloc((size_t)n_red * sizeof **inc);
+        if (!*inc) return -1;
+        for (int j = n - 1; j >= 0; j--) (*inc)[map[j]] = p->incumbent[j];
+        q->incumbent = *inc;
+    }
+    if (p->pseudocosts && p->pseudocosts->n == n) {
+        pc->n = n_red;
+        for (int d = 0; d < 2; d++) {
+            pc->sum[d] = malloc((size_t)n_red * sizeof *pc->sum[d]);
+            pc->cnt[d] = malloc((size_t)n_red * sizeof *pc->cnt[d]);
+            if (!pc->sum[d] || !pc->cnt[d]) return -1;
+            for (int j = n - 1; j >= 0; j--) {
+                pc->sum[d][map[j]] = p->pseudocosts->sum[d][j];
+                pc->cnt[d][map[j]] = p->pseudocosts->cnt[d][j];
+            }
+        }
+        q->pseudocosts = pc;
+    }
+    return 0;
+}
+
+/* The result in the original columns: x_j and j's pseudocosts are those of
+ * its class.  Returns 0, -1 when out of memory. */
+static int bb_aggr_expand(rk_milp_result *res, int n, const int *map) {
+    if (res->x) {
+        double *x = malloc((size_t)n * sizeof *x);
+        if (!x) return -1;
+        for (int j = 0; j < n; j++) x[j] = res->x[map[j]];
+        free(res->x);
+        res->x = x;
+    }
+    res->n = n;
+    rk_milp_pseudocosts *pc = &res->pseudocosts;
+    if (pc->n) {
+        for (int d = 0; d < 2; d++) {
+            double *sum = malloc((size_t)n * sizeof *sum);
+            int *cnt = malloc((size_t)n * sizeof *cnt);
+            if (!sum || !cnt) {
+                free(sum);
+                free(cnt);
+                return -1;
+            }
+            for (int j = 0; j < n; j++) {
+                sum[j] = pc->sum[d][map[j]];
+                cnt[j] = pc->cnt[d][map[j]];
+            }
+            free(pc->sum[d]);
+            free(pc->cnt[d]);
+            pc->sum[d] = sum;
+            pc->cnt[d] = cnt;
+        }
+        pc->n = n;
+    }
+    return 0;
+}
+
+/* The search runs on a working copy: tied columns aggregated (bb_aggr.c),
+ * then integer rows strengthened (bb_rows.c); solutions are mapped back to
+ * the problem's columns. */
 static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
     if ((p && p->lp_only) || rk_lp_num_integers(lp) == 0) return bb_search(lp, p, res, err, sub);
-    rk_lp *work = NULL;
-    int changed = bb_strengthen_rows(lp, &work);
-    if (changed < 0) {
-        memset(res, 0, sizeof *res);
-        return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    rk_milp_params defp;
+    if (!p) {
+        rk_milp_params_default(&defp);
+        p = &defp;
     }
-    if (p && p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
-    rk_status st = bb_search(work ? work : lp, p, res, err, sub);
+    memset(res, 0, sizeof *res);
+    rk_lp *agg = NULL, *work = NULL;
+    int *map = NULL;
+    double *inc = NULL;
+    rk_milp_pseudocosts pc;
+    memset(&pc, 0, sizeof pc);
+    rk_milp_params q = *p;
+    int removed = bb_aggregate(lp, &agg, &map);
+    if (removed > 0 && bb_aggr_params(p, lp->n, agg->n, map, &q, &inc, &pc)) removed = -1;
+    int changed = removed < 0 ? -1 : bb_strengthen_rows(agg ? agg : lp, &work);
+    rk_status st;
+    if (changed < 0) {
+        st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    } else {
+        if (p->verbose > 1 && agg)
+            fprintf(stderr, "milp: aggregation: %d columns tied to others, %d rows dropped\n", lp->n - agg->n,
+                    lp->m - agg->m);
+        if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
+        st = bb_search(work ? work : agg ? agg : lp, &q, res, err, sub);
+        if (agg && bb_aggr_expand(res, lp->n, map)) {
+            rk_milp_result_free(res);
+            res->status = RK_MILP_ERROR;
+            st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+        }
+    }
     rk_lp_free(work);
+    rk_lp_free(agg);
+    free(map);
+    free(inc);
+    rk_milp_pseudocosts_free(&pc);
     return st;
 }
 

@@ -175,6 +175,17 @@ rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub);
  * copy), -1 when out of memory. */
 int bb_strengthen_rows(const rk_lp *lp, rk_lp **out);
 
+/* aggregation (bb_aggr.c): *out = lp with the columns tied by rows
+ * `a x_j - a x_k = 0` merged into one (the smallest index of a class stands
+ * for it: bounds intersected, costs added), rows rewritten over the classes,
+ * empty rows dropped and identical rows merged; *map (n entries) gives each
+ * original column's column in *out.  Same solutions (x_j = x'[map[j]]), same
+ * objective, same LP relaxation.  Returns the number of columns and rows
+ * removed (0: *out and *map NULL, nothing to do, or a class or merged row
+ * with no feasible value, left for the search to prove), -1 when out of
+ * memory. */
+int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map);
+
 /* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
  * objective cutoff, with use_rc the root LP's reduced-cost bound) in
  * glb/gub; returns the number fixed, -1 when no solution better than the

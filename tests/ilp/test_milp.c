@@ -726,6 +726,98 @@ START_TEST(test_knapsack_vs_enumeration) {
 }
 END_TEST
 
+/* Columns tied by rows x_j - x_k = 0 are one column in the search
+ * (bb_aggr.c): on random knapsacks whose items come in tied groups, with
+ * duplicated rows (one with a looser bound), the optimum equals the
+ * enumeration's; the solution, its pseudocosts and an incumbent handed in
+ * are in the problem's own columns; ties whose bounds cannot meet leave the
+ * problem infeasible. */
+START_TEST(test_tied_columns_vs_enumeration) {
+    unsigned long long seed = 23;
+    for (int trial = 0; trial < 30; trial++) {
+        int n = 8 + (int)(cov_rng(&seed) % 6);
+        double a[14], c[14], b = 0;
+        int grp[14];
+        rk_lp *lp = rk_lp_new();
+        for (int j = 0; j < n; j++) {
+            c[j] = (double)(1 + cov_rng(&seed) % 40);
+            a[j] = (double)(1 + cov_rng(&seed) % 60);
+            b += a[j];
+            grp[j] = j < 2 ? j : (int)(cov_rng(&seed) % (unsigned)j); /* tied to an earlier item (or itself) */
+            ck_assert_int_eq(rk_lp_add_col(lp, NULL, c[j], 0, 1, 1), j);
+        }
+        for (int j = 0; j < n; j++)
+            while (grp[grp[j]] != grp[j]) grp[j] = grp[grp[j]];
+        b = floor(b * 0.45);
+        rk_lp_set_maximize(lp, 1);
+        for (int k = 0; k < 2; k++) { /* the same knapsack row twice, the second looser */
+            int r = rk_lp_add_row(lp, NULL, -INFINITY, b + 7 * k);
+            for (int j = 0; j < n; j++) rk_lp_set_coef(lp, r, j, a[j]);
+        }
+        int tied = 0;
+        for (int j = 0; j < n; j++) {
+            if (grp[j] == j) continue;
+            int r = rk_lp_add_row(lp, NULL, 0, 0);
+            double s = (trial & 1) ? 3.0 : -1.0; /* either sign, any scale */
+            rk_lp_set_coef(lp, r, grp[j], s);
+            rk_lp_set_coef(lp, r, j, -s);
+            tied++;
+        }
+        double best = 0;
+        for (unsigned long mask = 0; mask < (1ul << n); mask++) {
+            int ok = 1;
+            double w = 0, v = 0;
+            for (int j = 0; j < n && ok; j++) {
+                int in = (mask >> j) & 1;
+                ok = in == (int)((mask >> grp[j]) & 1);
+                if (in) {
+                    w += a[j];
+                    v += c[j];
+                }
+            }
+            if (ok && w <= b && v > best) best = v;
+        }
+        rk_milp_params p = params_on(1);
+        rk_milp_result res;
+        rk_error err;
+        ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
+        ck_assert_int_eq(res.status, RK_MILP_OPTIMAL);
+        ck_assert_msg(fabs(res.objective - best) < 1e-6, "trial %d (%d ties): solver %g, enumeration %g", trial, tied,
+                      res.objective, best);
+        ck_assert_int_eq(res.n, n);
+        ck_assert_double_le(ilp_max_violation(lp, res.x, 1), 1e-9);
+        ck_assert_int_eq(res.pseudocosts.n, n);
+        for (int j = 0; j < n; j++)
+            for (int d = 0; d < 2; d++) { /* tied columns: one decision, one pseudocost */
+                ck_assert(res.pseudocosts.cnt[d][j] == res.pseudocosts.cnt[d][grp[j]]);
+                ck_assert(res.pseudocosts.sum[d][j] == res.pseudocosts.sum[d][grp[j]]);
+            }
+        /* the optimum handed back in with a node limit of 1 comes back */
+        p.incumbent = res.x;
+        p.pseudocosts = &res.pseudocosts;
+        p.node_limit = 1;
+        rk_milp_result again;
+        ck_assert_int_eq(rk_milp_solve(lp, &p, &again, &err), RK_OK);
+        ck_assert(again.has_solution);
+        ck_assert_double_eq_tol(again.objective, best, 1e-6);
+        ck_assert_double_le(ilp_max_violation(lp, again.x, 1), 1e-9);
+        rk_milp_result_free(&again);
+        rk_milp_result_free(&res);
+        if (tied) { /* a tied pair whose bounds cannot meet */
+            int j = 0;
+            while (grp[j] == j) j++;
+            rk_lp_set_col_bounds(lp, j, 1, 1);
+            rk_lp_set_col_bounds(lp, grp[j], 0, 0);
+            p = params_on(1);
+            ck_assert_int_eq(rk_milp_solve(lp, &p, &res, &err), RK_OK);
+            ck_assert_int_eq(res.status, RK_MILP_INFEASIBLE);
+            rk_milp_result_free(&res);
+        }
+        rk_lp_free(lp);
+    }
+}
+END_TEST
+
 int main(void) {
     load_optima();
     Suite *s = suite_create("milp");
@@ -747,6 +839,7 @@ int main(void) {
     tcase_add_test(toys, test_regress_objective_constant);
     tcase_add_test(toys, test_cover_cuts_valid);
     tcase_add_test(toys, test_knapsack_vs_enumeration);
+    tcase_add_test(toys, test_tied_columns_vs_enumeration);
     suite_add_tcase(s, toys);
     TCase *mip = tcase_create("miplib3");
     tcase_set_timeout(mip, 600);
