@@ -129,7 +129,7 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
             acc[c] += rv[p];
             if (acc[c] == 0) acc[c] = 0x1p-1074; /* keep it listed; cleared below */
         }
-        qsort(cols, (size_t)nc, sizeof *cols, rk_int_cmp);
+        rk_sort_ints(cols, nc);
         long at = ks[nk];
         for (int q = 0; q < nc; q++) {
             double v = acc[cols[q]];

@@ -317,7 +317,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         /* tableau row of the structurals, y' [A; cuts], scattered row-wise
          * from the nonzeros of y (sparse: far fewer than the columns) */
         for (int t = 0; t < ny; t++) bb_cutlp_axpy(c, P, ylist[t], y[ylist[t]], abar, amark, alist, &alen);
-        qsort(alist, (size_t)alen, sizeof *alist, rk_int_cmp);
+        rk_sort_ints(alist, alen);
         /* tableau entries of nonbasic variables (the structurals of abar's
          * list, then the slacks of y's, in variable order), cut coefficients
          * in x space */
@@ -371,7 +371,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
         if (!ok) { rj_ok++; continue; }
         /* clean: drop tiny coefficients using bounds, check dynamism */
-        qsort(clist, (size_t)clen, sizeof *clist, rk_int_cmp);
+        rk_sort_ints(clist, clen);
         double amax = 0;
         for (int t = 0; t < clen; t++) amax = fmax(amax, fabs(cut[clist[t]]));
         if (amax < 1e-9) continue;

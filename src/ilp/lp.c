@@ -308,6 +308,68 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
 
 int rk_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+static void int_sift_down(int *a, long i, long n) {
+    int v = a[i];
+    for (long c = 2 * i + 1; c < n; i = c, c = 2 * i + 1) {
+        if (c + 1 < n && a[c + 1] > a[c]) c++;
+        if (a[c] <= v) break;
+        a[i] = a[c];
+    }
+    a[i] = v;
+}
+
+/* Quicksort (median of three, insertion sort below 16 entries, the smaller
+ * part first) with heapsort past a depth of 2 log2 n: O(n log n) always. */
+static void int_sort(int *a, long n, int depth) {
+    while (n > 16) {
+        if (depth-- == 0) {
+            for (long i = n / 2 - 1; i >= 0; i--) int_sift_down(a, i, n);
+            for (long e = n - 1; e > 0; e--) {
+                int t = a[0];
+                a[0] = a[e];
+                a[e] = t;
+                int_sift_down(a, 0, e);
+            }
+            return;
+        }
+        int x = a[0], y = a[n / 2], z = a[n - 1];
+        int piv = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        long i = 0, j = n - 1;
+        for (;;) {
+            while (a[i] < piv) i++;
+            while (a[j] > piv) j--;
+            if (i >= j) break;
+            int t = a[i];
+            a[i++] = a[j];
+            a[j--] = t;
+        }
+        /* a[0..j] <= piv <= a[j+1..n) */
+        if (j + 1 < n - j - 1) {
+            int_sort(a, j + 1, depth);
+            a += j + 1;
+            n -= j + 1;
+        } else {
+            int_sort(a + j + 1, n - j - 1, depth);
+            n = j + 1;
+        }
+    }
+    for (long i = 1; i < n; i++) {
+        int v = a[i];
+        long k = i - 1;
+        while (k >= 0 && a[k] > v) {
+            a[k + 1] = a[k];
+            k--;
+        }
+        a[k + 1] = v;
+    }
+}
+
+void rk_sort_ints(int *a, long n) {
+    int depth = 0;
+    for (long k = n; k > 1; k >>= 1) depth += 2;
+    int_sort(a, n, depth);
+}
+
 int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv) {
     long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
     if (!fill) return -1;

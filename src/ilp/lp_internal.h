@@ -59,6 +59,9 @@ int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv
 
 /* qsort comparator of ints, increasing. */
 int rk_int_cmp(const void *a, const void *b);
+/* Sort a[0..n) increasingly, in place (no comparator calls: the simplex and
+ * the cut separators sort index lists all the time). */
+void rk_sort_ints(int *a, long n);
 
 /* Coefficients of column j: returns the count and sets *idx / *val (the
  * cache must have been built by rk_lp_matrix; otherwise returns 0). */

@@ -765,7 +765,7 @@ void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
         }
     }
     if (np <= lim) {
-        qsort(pos, (size_t)np, sizeof *pos, rk_int_cmp);
+        rk_sort_ints(pos, np);
         int k = 0;
         for (int t = 0; t < np; t++)
             if (k == 0 || pos[t] != pos[k - 1]) pos[k++] = pos[t];

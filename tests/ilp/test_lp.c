@@ -575,10 +575,37 @@ START_TEST(test_limits_and_resume) {
 }
 END_TEST
 
+/* rk_sort_ints sorts like qsort: random lists with and without duplicates,
+ * sorted and reversed ones, empty and long ones. */
+START_TEST(test_sort_ints) {
+    unsigned long long seed = 7;
+    for (int trial = 0; trial < 3000; trial++) {
+        long n = trial % 200;
+        if (trial % 97 == 0) n = 5000 + trial;
+        int *a = malloc((size_t)(n + 1) * sizeof *a), *b = malloc((size_t)(n + 1) * sizeof *b);
+        ck_assert(a && b);
+        int range = 1 + (trial % 50) * (trial % 3 ? 1000 : 1);
+        for (long i = 0; i < n; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            a[i] = (int)((seed >> 33) % (unsigned)range) - range / 3;
+            if (trial % 5 == 0) a[i] = (int)i;
+            if (trial % 7 == 0) a[i] = (int)(n - i);
+        }
+        memcpy(b, a, (size_t)n * sizeof *a);
+        qsort(b, (size_t)n, sizeof *b, rk_int_cmp);
+        rk_sort_ints(a, n);
+        ck_assert_msg(n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0, "trial %d (%ld entries)", trial, n);
+        free(a);
+        free(b);
+    }
+}
+END_TEST
+
 static Suite *lp_suite(void) {
     Suite *s = suite_create("lp");
     TCase *tc = tcase_create("builder");
     tcase_add_test(tc, test_builder);
+    tcase_add_test(tc, test_sort_ints);
     suite_add_tcase(s, tc);
     tc = tcase_create("small");
     tcase_add_test(tc, test_small_max);
