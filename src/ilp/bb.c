@@ -491,6 +491,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->n = lp->n;
     c->m = lp->m;
     c->mm = lp->m;
+    c->q.floor = -INFINITY;
     c->sense = lp->maximize ? -1.0 : 1.0;
     c->prune_min = INFINITY;
     if (rk_lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
@@ -740,6 +741,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     double known_min = -INFINITY;
     if (!isnan(known) && known != -INFINITY && known != INFINITY) known_min = c.sense * known;
     if (c.sense < 0 && known == INFINITY) known_min = -INFINITY;
+    c.q.floor = known_min;
 
     /* root propagation */
     for (int j = 0; j < n; j++)
@@ -848,7 +850,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         /* branched: plunge into the preferred child unless it looks bad */
         cur_bound = nb;
         info = child;
-        double qmin = bb_queue_min_bound(&c.q);
+        double qmin = bb_queue_min_bound(&c.q); /* at least the known bound */
         int plunge = 1;
         if (c.has_inc) {
             double lim = qmin + 0.5 * (c.inc_z - qmin);

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
     bb_node *heap;
     int size, cap;
+    double floor;         /* a known lower bound (-inf: none): bounds below it tie */
 } bb_queue;
 
 typedef struct bb_ctx {
@@ -111,7 +112,7 @@ double bb_cutoff(const bb_ctx *c);
 void bb_queue_free(bb_queue *q);
 int bb_queue_push(bb_queue *q, bb_node *nd);      /* takes ownership; -1 OOM */
 int bb_queue_pop(bb_queue *q, bb_node *out);      /* best bound; 0 if empty */
-double bb_queue_min_bound(const bb_queue *q);     /* +inf if empty */
+double bb_queue_min_bound(const bb_queue *q);     /* least bound, at least the floor; +inf if empty */
 void bb_node_free(bb_node *nd);
 /* Drop every node whose bound is >= cutoff; returns the lowest bound
  * dropped (+inf if none). */

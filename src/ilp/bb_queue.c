@@ -1,6 +1,7 @@
 /* bb_queue.c — owns the open nodes of branch-and-bound: a binary heap
- * ordered by lower bound (ties: older node first, so the order never depends
- * on anything but the search itself). */
+ * ordered by lower bound, the bounds under a known bound counted as it (ties:
+ * deeper node first, then older, so the order never depends on anything but
+ * the search itself). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -13,8 +14,14 @@ void bb_node_free(bb_node *nd) {
     nd->basis = NULL;
 }
 
-static int bb_node_before(const bb_node *a, const bb_node *b) {
-    if (a->bound != b->bound) return a->bound < b->bound;
+/* Lower bound first, counting every bound under the known bound as the
+ * known bound (those nodes can prove nothing better: among them only the
+ * search for a solution matters); ties, deeper node first (it is nearer to a
+ * solution), then older. */
+static int bb_node_before(const bb_queue *q, const bb_node *a, const bb_node *b) {
+    double ka = a->bound > q->floor ? a->bound : q->floor, kb = b->bound > q->floor ? b->bound : q->floor;
+    if (ka != kb) return ka < kb;
+    if (a->depth != b->depth) return a->depth > b->depth;
     return a->id < b->id;
 }
 
@@ -22,7 +29,7 @@ static void bb_heap_up(bb_queue *q, int k) {
     bb_node t = q->heap[k];
     while (k > 0) {
         int p = (k - 1) / 2;
-        if (!bb_node_before(&t, &q->heap[p])) break;
+        if (!bb_node_before(q, &t, &q->heap[p])) break;
         q->heap[k] = q->heap[p];
         k = p;
     }
@@ -34,8 +41,8 @@ static void bb_heap_down(bb_queue *q, int k) {
     for (;;) {
         int l = 2 * k + 1, r = l + 1, b = k;
         const bb_node *best = &t;
-        if (l < q->size && bb_node_before(&q->heap[l], best)) { b = l; best = &q->heap[l]; }
-        if (r < q->size && bb_node_before(&q->heap[r], best)) { b = r; }
+        if (l < q->size && bb_node_before(q, &q->heap[l], best)) { b = l; best = &q->heap[l]; }
+        if (r < q->size && bb_node_before(q, &q->heap[r], best)) { b = r; }
         if (b == k) break;
         q->heap[k] = q->heap[b];
         k = b;
@@ -67,7 +74,10 @@ int bb_queue_pop(bb_queue *q, bb_node *out) {
     return 1;
 }
 
-double bb_queue_min_bound(const bb_queue *q) { return q->size ? q->heap[0].bound : INFINITY; }
+double bb_queue_min_bound(const bb_queue *q) {
+    if (!q->size) return INFINITY;
+    return q->heap[0].bound > q->floor ? q->heap[0].bound : q->floor;
+}
 
 double bb_queue_prune(bb_queue *q, double cutoff) {
     int w = 0;
