@@ -208,6 +208,18 @@ static void bb_cutlp_axpy(const bb_ctx *c, const bb_cutpool *P, int i, double f,
     }
 }
 
+/* Sort list[0..len), the distinct indices < n whose mark is set: by a pass
+ * over the marks when the list is dense, else by sorting it. */
+static void bb_sort_marked(int *list, int len, const char *mark, int n) {
+    if ((long)len * 16 < n) {
+        rk_sort_ints(list, len);
+        return;
+    }
+    int k = 0;
+    for (int j = 0; j < n; j++)
+        if (mark[j]) list[k++] = j;
+}
+
 /* Separate GMI cuts from the current optimal basis; adds them to the pool
  * and to the simplex.  Returns the number added, or -1 on failure. */
 static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
@@ -317,7 +329,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         /* tableau row of the structurals, y' [A; cuts], scattered row-wise
          * from the nonzeros of y (sparse: far fewer than the columns) */
         for (int t = 0; t < ny; t++) bb_cutlp_axpy(c, P, ylist[t], y[ylist[t]], abar, amark, alist, &alen);
-        rk_sort_ints(alist, alen);
+        bb_sort_marked(alist, alen, amark, n);
         /* tableau entries of nonbasic variables (the structurals of abar's
          * list, then the slacks of y's, in variable order), cut coefficients
          * in x space */
@@ -371,7 +383,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
         if (!ok) { rj_ok++; continue; }
         /* clean: drop tiny coefficients using bounds, check dynamism */
-        rk_sort_ints(clist, clen);
+        bb_sort_marked(clist, clen, cmark, n);
         double amax = 0;
         for (int t = 0; t < clen; t++) amax = fmax(amax, fabs(cut[clist[t]]));
         if (amax < 1e-9) continue;
