@@ -31,11 +31,13 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     double rlb = c->row_lb[i], rub = c->row_ub[i];
     long b = c->row_start[i], e = c->row_start[i + 1];
     c->prop_work += e - b;
-    double minact = 0, maxact = 0;
+    double minact = 0, maxact = 0, maxmove = 0;
     int ninf_min = 0, ninf_max = 0;
     for (long p = b; p < e; p++) {
         int j = c->row_idx[p];
         double a = c->row_val[p];
+        double mv = fabs(a) * (ub[j] - lb[j]); /* the most j moves the activity */
+        if (mv > maxmove) maxmove = mv;
         if (a > 0) {
             if (lb[j] == -INFINITY) ninf_min++; else minact += a * lb[j];
             if (ub[j] == INFINITY) ninf_max++; else maxact += a * ub[j];
@@ -49,6 +51,10 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     if (ninf_max == 0 && rlb != -INFINITY && maxact < rlb - tol_l) return 1;
     int can_u = rub != INFINITY && ninf_min <= 1;
     int can_l = rlb != -INFINITY && ninf_max <= 1;
+    /* no column can move the activity past a side with more room than that
+     * (and a margin well above the rounding tolerances below) */
+    if (can_u && ninf_min == 0 && rub - minact > maxmove + 1e-3 * fmax(1.0, fabs(rub))) can_u = 0;
+    if (can_l && ninf_max == 0 && maxact - rlb > maxmove + 1e-3 * fmax(1.0, fabs(rlb))) can_l = 0;
     if (!can_u && !can_l) return 0;
     for (long p = b; p < e; p++) {
         int j = c->row_idx[p];

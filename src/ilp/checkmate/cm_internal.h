@@ -95,6 +95,10 @@ struct rk_checkmate_model {
     int n_opt, cap_opt;
     int *opt_d;
     cm_expr *opt_e;
+    /* column and row names (the LP of every budget carries them), made once:
+     * names + name_at[j] for column j, names + name_at[n_cols + i] for row i */
+    char *names;
+    long *name_at;
 };
 
 /* Emit the LP; peak_var != 0 makes M_peak a column (index n_cols) minimised
