@@ -81,10 +81,12 @@ int bb_probe_root(bb_ctx *c, int use_rc) {
         /* what both sides imply holds */
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            double l = fmin(lb0[i], lb1[i]), u = fmax(ub0[i], ub1[i]);
+            /* (comparisons, not fmin/fmax: this loop runs n times a probe,
+             * and bounds are never NaN) */
+            double l = lb0[i] < lb1[i] ? lb0[i] : lb1[i], u = ub0[i] > ub1[i] ? ub0[i] : ub1[i];
             if (l <= c->glb[i] && u >= c->gub[i]) continue;
-            c->glb[i] = fmax(l, c->glb[i]);
-            c->gub[i] = fmin(u, c->gub[i]);
+            if (l > c->glb[i]) c->glb[i] = l;
+            if (u < c->gub[i]) c->gub[i] = u;
             changed = 1;
             if (c->glb[i] == c->gub[i]) fixed++;
         }
