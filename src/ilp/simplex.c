@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "lp_internal.h"
@@ -238,8 +239,20 @@ static void compute_row(rk_simplex *s, const double *rho) {
 /* the nonzero positions of v (size m) in increasing order -> list; returns
  * their count */
 static int nonzero_list(const double *v, int m, int *list) {
-    int k = 0;
-    for (int i = 0; i < m; i++) {
+    int k = 0, i = 0;
+    /* groups of 8 that are all (signed) zeros are skipped on their bits
+     * alone: the vectors are mostly zeros */
+    for (; i + 8 <= m; i += 8) {
+        uint64_t b[8], any = 0;
+        memcpy(b, v + i, sizeof b);
+        for (int q = 0; q < 8; q++) any |= b[q];
+        if (!(any & 0x7fffffffffffffffull)) continue;
+        for (int q = i; q < i + 8; q++) {
+            list[k] = q;
+            k += v[q] != 0.0;
+        }
+    }
+    for (; i < m; i++) {
         list[k] = i;
         k += v[i] != 0.0;
     }
@@ -385,10 +398,19 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         int r = -1;
         double best = 0.0;
         const double *pinf = s->pinf;
-        for (int p = 0; p < m; p++) {
-            if (pinf[p] == 0.0) continue;
-            double sc = pinf[p] / s->dse[p];
-            if (sc > best) { best = sc; r = p; }
+        for (int p0 = 0; p0 < m; p0 += 8) {
+            int p1 = p0 + 8 < m ? p0 + 8 : m;
+            if (p1 - p0 == 8) { /* a group of feasible rows is skipped on its bits */
+                uint64_t b[8], any = 0;
+                memcpy(b, pinf + p0, sizeof b);
+                for (int q = 0; q < 8; q++) any |= b[q];
+                if (!(any & 0x7fffffffffffffffull)) continue;
+            }
+            for (int p = p0; p < p1; p++) {
+                if (pinf[p] == 0.0) continue;
+                double sc = pinf[p] / s->dse[p];
+                if (sc > best) { best = sc; r = p; }
+            }
         }
         if (r < 0) {
             if (!x_fresh) { compute_primal(s); all_basic_infeasibilities(s); x_fresh = 1; continue; }
