@@ -702,6 +702,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         st = bb_search(work ? work : agg ? agg : lp, &q, res, err, sub);
         if (agg && bb_aggr_expand(res, lp->n, map)) {
             rk_milp_result_free(res);
+            res->has_solution = 0;
             res->status = RK_MILP_ERROR;
             st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
         }
