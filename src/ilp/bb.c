@@ -171,20 +171,8 @@ static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
 
 rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub) {
     const rk_lp *lp = c->lp;
-    rk_lp *cp = rk_lp_new();
-    int ok = cp != NULL;
-    for (int j = 0; ok && j < c->n; j++) ok = rk_lp_add_col(cp, NULL, lp->obj[j], lb[j], ub[j], lp->is_int[j]) == j;
-    for (int i = 0; ok && i < c->m; i++) ok = rk_lp_add_row(cp, NULL, lp->row_lb[i], lp->row_ub[i]) == i;
-    for (int i = 0; ok && i < c->m; i++)
-        ok = rk_lp_add_row_coefs(cp, i, (int)(c->row_start[i + 1] - c->row_start[i]), c->row_idx + c->row_start[i],
-                                 c->row_val + c->row_start[i]) == RK_OK;
-    if (!ok) {
-        rk_lp_free(cp);
-        return NULL;
-    }
-    rk_lp_set_maximize(cp, lp->maximize);
-    rk_lp_set_obj_const(cp, lp->obj_const);
-    return cp;
+    return rk_lp_assemble(lp, c->n, NULL, lp->obj, lb, ub, c->m, NULL, lp->row_lb, lp->row_ub, c->row_start, c->row_idx,
+                          c->row_val);
 }
 
 static int bb_count_fractional(const bb_ctx *c) {

@@ -45,15 +45,14 @@ static uint64_t aggr_row_hash(const int *col, const double *val, int n) {
 int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
     *out = NULL;
     *map_out = NULL;
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) return -1;
     int n = lp->n, m = lp->m;
-    long nnz = A.nnz;
-    long *rs = malloc(((size_t)m + 1) * sizeof *rs);
-    int *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof *ri);
-    double *rv = malloc((size_t)(nnz ? nnz : 1) * sizeof *rv);
+    long *rs;
+    int *ri;
+    double *rv;
+    if (rk_lp_rowwise(lp, &rs, &ri, &rv)) return -1;
+    long nnz = rs[m];
     int *par = malloc((size_t)(n ? n : 1) * sizeof *par), *map = malloc((size_t)(n ? n : 1) * sizeof *map);
-    int fail = !rs || !ri || !rv || !par || !map || rk_csc_rowwise(n, m, A.start, A.index, A.value, rs, ri, rv);
+    int fail = !par || !map;
     int n_tied = 0;
     for (int j = 0; !fail && j < n; j++) par[j] = j;
     for (int i = 0; !fail && i < m; i++) {
@@ -171,19 +170,12 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
     }
     rk_lp *cp = NULL;
     if (!fail && !infeasible) {
-        cp = rk_lp_new();
+        /* the representatives, in column order, are the classes 0, 1, ... */
+        int *rep = cols; /* n_red entries, free again */
+        for (int j = 0; j < n; j++)
+            if (aggr_find(par, j) == j) rep[map[j]] = j;
+        cp = rk_lp_assemble(lp, n_red, rep, obj, lb, ub, nk, korig, klb, kub, ks, kc, kv);
         fail = !cp;
-        for (int j = 0; !fail && j < n; j++)
-            if (aggr_find(par, j) == j) /* the representative of class map[j] */
-                fail = rk_lp_add_col(cp, lp->col_name[j], obj[map[j]], lb[map[j]], ub[map[j]], lp->is_int[j]) != map[j];
-        for (int k = 0; !fail && k < nk; k++) {
-            fail = rk_lp_add_row(cp, lp->row_name[korig[k]], klb[k], kub[k]) != k;
-            if (!fail) fail = rk_lp_add_row_coefs(cp, k, (int)(ks[k + 1] - ks[k]), kc + ks[k], kv + ks[k]) != RK_OK;
-        }
-        if (!fail) {
-            rk_lp_set_maximize(cp, lp->maximize);
-            rk_lp_set_obj_const(cp, lp->obj_const);
-        }
     }
     free(rs);
     free(ri);

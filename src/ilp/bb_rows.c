@@ -39,15 +39,13 @@ static double bb_row_gcd(const rk_lp *lp, const long *rs, const int *ri, const d
 
 int bb_strengthen_rows(const rk_lp *lp, rk_lp **out) {
     *out = NULL;
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) return -1;
     int n = lp->n, m = lp->m;
-    long nnz = A.nnz;
-    long *rs = malloc(((size_t)m + 1) * sizeof *rs);
-    int *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof *ri);
-    double *rv = malloc((size_t)(nnz ? nnz : 1) * sizeof *rv);
+    long *rs;
+    int *ri;
+    double *rv;
+    if (rk_lp_rowwise(lp, &rs, &ri, &rv)) return -1;
     double *g = malloc((size_t)(m ? m : 1) * sizeof *g);
-    int changed = 0, ok = rs && ri && rv && g && !rk_csc_rowwise(n, m, A.start, A.index, A.value, rs, ri, rv);
+    int changed = 0, ok = g != NULL;
     /* the rows that change; no copy when there is none (a sub-MIP of a
      * strengthened problem, or a problem without integer rows) */
     for (int i = 0; ok && i < m; i++) {
@@ -58,24 +56,28 @@ int bb_strengthen_rows(const rk_lp *lp, rk_lp **out) {
         else
             g[i] = 0;
     }
-    rk_lp *cp = ok && changed ? rk_lp_new() : NULL;
-    if (ok && changed) ok = cp != NULL;
-    for (int j = 0; ok && changed && j < n; j++)
-        ok = rk_lp_add_col(cp, lp->col_name[j], lp->obj[j], lp->col_lb[j], lp->col_ub[j], lp->is_int[j]) == j;
+    double *rlb = NULL, *rub = NULL;
+    if (ok && changed) {
+        rlb = malloc((size_t)m * sizeof *rlb);
+        rub = malloc((size_t)m * sizeof *rub);
+        ok = rlb && rub;
+    }
     for (int i = 0; ok && changed && i < m; i++) {
-        double lb = lp->row_lb[i], ub = lp->row_ub[i];
+        rlb[i] = lp->row_lb[i];
+        rub[i] = lp->row_ub[i];
         if (g[i] > 0) {
-            if (isfinite(lb)) lb = ceil(lb / g[i] - 1e-9);
-            if (isfinite(ub)) ub = floor(ub / g[i] + 1e-9);
+            if (isfinite(rlb[i])) rlb[i] = ceil(rlb[i] / g[i] - 1e-9);
+            if (isfinite(rub[i])) rub[i] = floor(rub[i] / g[i] + 1e-9);
             for (long p = rs[i]; p < rs[i + 1]; p++) rv[p] /= g[i]; /* exact: g divides every coefficient */
         }
-        ok = rk_lp_add_row(cp, lp->row_name[i], lb, ub) == i;
-        if (ok) ok = rk_lp_add_row_coefs(cp, i, (int)(rs[i + 1] - rs[i]), ri + rs[i], rv + rs[i]) == RK_OK;
     }
+    rk_lp *cp = NULL;
     if (ok && changed) {
-        rk_lp_set_maximize(cp, lp->maximize);
-        rk_lp_set_obj_const(cp, lp->obj_const);
+        cp = rk_lp_assemble(lp, n, NULL, lp->obj, lp->col_lb, lp->col_ub, m, NULL, rlb, rub, rs, ri, rv);
+        ok = cp != NULL;
     }
+    free(rlb);
+    free(rub);
     free(rs);
     free(ri);
     free(rv);

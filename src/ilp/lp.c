@@ -308,6 +308,48 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
 
 int rk_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
+int rk_lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv) {
+    rk_lp_csc A;
+    *rs = NULL;
+    *ri = NULL;
+    *rv = NULL;
+    if (rk_lp_matrix(lp, &A)) return -1;
+    long nnz = A.nnz;
+    *rs = malloc(((size_t)lp->m + 1) * sizeof **rs);
+    *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof **ri);
+    *rv = malloc((size_t)(nnz ? nnz : 1) * sizeof **rv);
+    if (*rs && *ri && *rv && !rk_csc_rowwise(lp->n, lp->m, A.start, A.index, A.value, *rs, *ri, *rv)) return 0;
+    free(*rs);
+    free(*ri);
+    free(*rv);
+    *rs = NULL;
+    *ri = NULL;
+    *rv = NULL;
+    return -1;
+}
+
+rk_lp *rk_lp_assemble(const rk_lp *lp, int n, const int *col_src, const double *obj, const double *lb,
+                      const double *ub, int m, const int *row_src, const double *rlb, const double *rub, const long *rs,
+                      const int *ri, const double *rv) {
+    rk_lp *cp = rk_lp_new();
+    int ok = cp != NULL;
+    for (int k = 0; ok && k < n; k++) {
+        int j = col_src ? col_src[k] : k;
+        ok = rk_lp_add_col(cp, lp->col_name[j], obj[k], lb[k], ub[k], lp->is_int[j]) == k;
+    }
+    for (int i = 0; ok && i < m; i++) {
+        ok = rk_lp_add_row(cp, lp->row_name[row_src ? row_src[i] : i], rlb[i], rub[i]) == i;
+        if (ok) ok = rk_lp_add_row_coefs(cp, i, (int)(rs[i + 1] - rs[i]), ri + rs[i], rv + rs[i]) == RK_OK;
+    }
+    if (!ok) {
+        rk_lp_free(cp);
+        return NULL;
+    }
+    rk_lp_set_maximize(cp, lp->maximize);
+    rk_lp_set_obj_const(cp, lp->obj_const);
+    return cp;
+}
+
 static void int_sift_down(int *a, long i, long n) {
     int v = a[i];
     for (long c = 2 * i + 1; c < n; i = c, c = 2 * i + 1) {

@@ -59,6 +59,21 @@ int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv
 
 /* qsort comparator of ints, increasing. */
 int rk_int_cmp(const void *a, const void *b);
+/* lp's matrix row-wise, in new arrays (*rs: m + 1 entries, *ri / *rv: the
+ * non-zeros, columns increasing in each row; free them).  0, or -1 when out
+ * of memory (nothing to free). */
+int rk_lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv);
+
+/* A new problem from arrays, named after lp's columns and rows: column k
+ * is lp's column col_src[k] (NULL: k) with cost obj[k], bounds lb[k]..ub[k]
+ * and that column's integrality; row i is lp's row row_src[i] (NULL: i) with
+ * bounds rlb[i]..rub[i] and the coefficients rs[i]..rs[i+1]-1 of ri / rv
+ * (columns of the new problem, distinct); lp's sense and objective constant.
+ * NULL when out of memory. */
+rk_lp *rk_lp_assemble(const rk_lp *lp, int n, const int *col_src, const double *obj, const double *lb,
+                      const double *ub, int m, const int *row_src, const double *rlb, const double *rub, const long *rs,
+                      const int *ri, const double *rv);
+
 /* Sort a[0..n) increasingly, in place (no comparator calls: the simplex and
  * the cut separators sort index lists all the time). */
 void rk_sort_ints(int *a, long n);
