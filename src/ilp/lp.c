@@ -306,8 +306,6 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
     return (int)(lp->csc_start[j + 1] - b);
 }
 
-int rk_int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
-
 int rk_lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv) {
     rk_lp_csc A;
     *rs = NULL;

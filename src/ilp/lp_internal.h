@@ -57,8 +57,6 @@ int rk_lp_matrix(const rk_lp *lp, rk_lp_csc *out);
  * each row), allocated by the caller.  Returns 0, or -1 when out of memory. */
 int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv);
 
-/* qsort comparator of ints, increasing. */
-int rk_int_cmp(const void *a, const void *b);
 /* lp's matrix row-wise, in new arrays (*rs: m + 1 entries, *ri / *rv: the
  * non-zeros, columns increasing in each row; free them).  0, or -1 when out
  * of memory (nothing to free). */

@@ -236,17 +236,21 @@ static void compute_row(rk_simplex *s, const double *rho) {
     }
 }
 
+/* v[0..8) are all (signed) zeros, told from their bits alone: the passes
+ * over the simplex's work vectors, mostly zeros, skip such groups */
+static inline int zero8(const double *v) {
+    uint64_t b[8], any = 0;
+    memcpy(b, v, sizeof b);
+    for (int q = 0; q < 8; q++) any |= b[q];
+    return !(any & 0x7fffffffffffffffull);
+}
+
 /* the nonzero positions of v (size m) in increasing order -> list; returns
  * their count */
 static int nonzero_list(const double *v, int m, int *list) {
     int k = 0, i = 0;
-    /* groups of 8 that are all (signed) zeros are skipped on their bits
-     * alone: the vectors are mostly zeros */
     for (; i + 8 <= m; i += 8) {
-        uint64_t b[8], any = 0;
-        memcpy(b, v + i, sizeof b);
-        for (int q = 0; q < 8; q++) any |= b[q];
-        if (!(any & 0x7fffffffffffffffull)) continue;
+        if (zero8(v + i)) continue;
         for (int q = i; q < i + 8; q++) {
             list[k] = q;
             k += v[q] != 0.0;
@@ -400,12 +404,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         const double *pinf = s->pinf;
         for (int p0 = 0; p0 < m; p0 += 8) {
             int p1 = p0 + 8 < m ? p0 + 8 : m;
-            if (p1 - p0 == 8) { /* a group of feasible rows is skipped on its bits */
-                uint64_t b[8], any = 0;
-                memcpy(b, pinf + p0, sizeof b);
-                for (int q = 0; q < 8; q++) any |= b[q];
-                if (!(any & 0x7fffffffffffffffull)) continue;
-            }
+            if (p1 - p0 == 8 && zero8(pinf + p0)) continue; /* 8 feasible rows */
             for (int p = p0; p < p1; p++) {
                 if (pinf[p] == 0.0) continue;
                 double sc = pinf[p] / s->dse[p];

@@ -575,6 +575,8 @@ START_TEST(test_limits_and_resume) {
 }
 END_TEST
 
+static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
 /* rk_sort_ints sorts like qsort: random lists with and without duplicates,
  * sorted and reversed ones, empty and long ones. */
 START_TEST(test_sort_ints) {
@@ -592,7 +594,7 @@ START_TEST(test_sort_ints) {
             if (trial % 7 == 0) a[i] = (int)(n - i);
         }
         memcpy(b, a, (size_t)n * sizeof *a);
-        qsort(b, (size_t)n, sizeof *b, rk_int_cmp);
+        qsort(b, (size_t)n, sizeof *b, int_cmp);
         rk_sort_ints(a, n);
         ck_assert_msg(n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0, "trial %d (%ld entries)", trial, n);
         free(a);

@@ -373,7 +373,17 @@ static int m_twin_rows(rk_checkmate_model *m, lin *l, const char *is_in, const c
     return r;
 }
 
-static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n);
+static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n) {
+    const cm_col *c = &m->cols[j];
+    switch (c->kind) {
+    case CM_COL_R: snprintf(buf, n, "R%d_%d", c->t, c->a); break;
+    case CM_COL_C: snprintf(buf, n, "C%d_%d_%d", c->t, c->a, c->b); break;
+    case CM_COL_X: snprintf(buf, n, "X%d_%d_%d", c->t, c->a, c->b); break;
+    case CM_COL_P: snprintf(buf, n, "P%d_%d", c->t, c->a); break;
+    case CM_COL_N: snprintf(buf, n, "N%d", c->a); break;
+    default: snprintf(buf, n, "V%d_%d", c->t, c->a); break;
+    }
+}
 
 /* The names of the columns and rows, made once for all budgets' LPs
  * (formatting them for every LP was ~2 % of the grid).  -1 on OOM. */
@@ -900,18 +910,6 @@ done:
 }
 
 /* ------------------------------------------------------------------ LP */
-
-static void col_name(const rk_checkmate_model *m, int j, char *buf, size_t n) {
-    const cm_col *c = &m->cols[j];
-    switch (c->kind) {
-    case CM_COL_R: snprintf(buf, n, "R%d_%d", c->t, c->a); break;
-    case CM_COL_C: snprintf(buf, n, "C%d_%d_%d", c->t, c->a, c->b); break;
-    case CM_COL_X: snprintf(buf, n, "X%d_%d_%d", c->t, c->a, c->b); break;
-    case CM_COL_P: snprintf(buf, n, "P%d_%d", c->t, c->a); break;
-    case CM_COL_N: snprintf(buf, n, "N%d", c->a); break;
-    default: snprintf(buf, n, "V%d_%d", c->t, c->a); break;
-    }
-}
 
 double cm_obj_offset(const rk_checkmate_model *m) { return m->time_const; }
 
