@@ -5,7 +5,7 @@
 RKMATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 # Packages for building and testing; torch ones for src/exec and the models.
-RKMATE_BUILD_PACKAGES="gcc g++ meson ninja-build pkg-config check libsubunit-dev libjansson-dev zlib1g-dev python3"
+RKMATE_BUILD_PACKAGES="gcc g++ meson ninja-build pkg-config check libsubunit-dev libjansson-dev zlib1g-dev python3 python3-venv"
 RKMATE_TORCH_PACKAGES="libtorch-dev python3-torch python3-torchvision"
 
 # nvcc lives outside PATH on the CUDA toolkit images.
@@ -52,4 +52,28 @@ rk_torch_python() {
         fi
     done
     return 1
+}
+
+# rk_ensure_venv REQUIREMENTS... : the project's own virtual environment
+# (.venv, ignored by git) with the PyPI packages of the given requirement
+# files installed; idempotent (a stamp holds the requirements' hash).
+# Prints the venv's python.
+RKMATE_VENV="$RKMATE_ROOT/.venv"
+rk_ensure_venv() {
+    rk_ensure_packages python3 python3-venv
+    local py="$RKMATE_VENV/bin/python"
+    if [ ! -x "$py" ]; then
+        rk_log "creating the virtual environment $RKMATE_VENV"
+        python3 -m venv "$RKMATE_VENV" >&2
+    fi
+    local want
+    want=$(cat "$@" | sha256sum | cut -d' ' -f1)
+    if [ "$(cat "$RKMATE_VENV/.rkmate-stamp" 2>/dev/null)" != "$want" ]; then
+        local args=()
+        for f in "$@"; do args+=(-r "$f"); done
+        rk_log "installing into $RKMATE_VENV: $*"
+        "$py" -m pip install -q --disable-pip-version-check "${args[@]}" >&2
+        echo "$want" > "$RKMATE_VENV/.rkmate-stamp"
+    fi
+    echo "$py"
 }
