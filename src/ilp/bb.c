@@ -156,6 +156,7 @@ static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
     if (!c->has_inc) return;
     double gap = bb_cutoff(c) - c->z;
     if (gap < 0) return;
+    int was_in = c->dbg_x ? bb_debug_in(c, lb, ub) : 0;
     for (int j = 0; j < c->n; j++) {
         if (!c->is_int[j] || lb[j] == ub[j]) continue;
         double d = c->d[j];
@@ -167,6 +168,7 @@ static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
             if (nlb > lb[j]) lb[j] = nlb;
         }
     }
+    bb_debug_domain(c, was_in, lb, ub, "reduced-cost fixing");
 }
 
 rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub) {
@@ -255,9 +257,18 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
     int depth = info->depth;
     int resolves = 0;
     for (;;) {
-        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) return BB_PRUNED;
+        /* the node holds the debug solution (0 when the mode is off) */
+        int dbg_in = c->dbg_x ? bb_debug_in(c, c->llb, c->lub) : 0;
+        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) {
+            bb_debug_prune(c, dbg_in, "node propagation", INFINITY);
+            return BB_PRUNED;
+        }
         for (int j = 0; j < c->n; j++)
-            if (c->llb[j] > c->lub[j]) return BB_PRUNED;
+            if (c->llb[j] > c->lub[j]) {
+                bb_debug_prune(c, dbg_in, "node propagation (crossing bounds)", INFINITY);
+                return BB_PRUNED;
+            }
+        bb_debug_domain(c, dbg_in, c->llb, c->lub, "node propagation");
         bb_apply_bounds(c, c->llb, c->lub);
         rk_lp_status st = bb_solve_lp(c, 0, 1);
         if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
@@ -265,8 +276,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             bb_install_slack_basis(c);
             st = bb_solve_lp(c, 0, 1);
         }
-        if (st == RK_LP_INFEASIBLE) return BB_PRUNED;
+        if (st == RK_LP_INFEASIBLE) {
+            bb_debug_prune(c, dbg_in, "node LP (infeasible)", INFINITY);
+            return BB_PRUNED;
+        }
         if (st == RK_LP_CUTOFF) {
+            bb_debug_prune(c, dbg_in, "node LP (objective cutoff)", bb_cutoff(c));
             bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
             return BB_PRUNED;
         }
@@ -276,10 +291,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             return BB_FAIL;
         }
         bb_read_lp(c);
+        bb_debug_lp_value(c, dbg_in, "node LP");
         if (info->branch_col >= 0 && resolves == 0)
             bb_update_pseudocost(c, info->branch_col, info->branch_dir, c->z - info->parent_z, info->frac);
         *node_bound = bb_node_bound(c, c->z);
         if (*node_bound >= bb_cutoff(c)) {
+            bb_debug_prune(c, dbg_in, "node bound", *node_bound);
             bb_note_pruned(c, *node_bound);
             return BB_PRUNED;
         }
@@ -291,6 +308,14 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
                     bb_polish_solution(c, xs);
                     free(xs);
                 }
+            }
+            if (!c->has_inc || c->inc_z > *node_bound + 1e-9 * fmax(1.0, fabs(*node_bound))) {
+                /* neither the LP point nor its polished version passed the
+                 * check: the node is left unresolved, and its bound stays
+                 * in the proven bound (never pruned as if solved) */
+                c->unresolved++;
+                bb_note_pruned(c, *node_bound);
+                bb_debug_prune(c, dbg_in, "an integral node LP solution that failed the feasibility check", c->z);
             }
             return BB_PRUNED;
         }
@@ -307,12 +332,16 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             st = bb_solve_lp(c, 0, 0);
             if (st != RK_LP_OPTIMAL) {
                 if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
-                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) return BB_PRUNED;
+                if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) {
+                    bb_debug_prune(c, dbg_in, "node LP after the heuristics", INFINITY);
+                    return BB_PRUNED;
+                }
                 rk_fail(c->err, RK_EFAIL, "branch-and-bound: node LP failed after diving (status %d)", (int)st);
                 return BB_FAIL;
             }
             bb_read_lp(c);
             if (*node_bound >= bb_cutoff(c)) {
+                bb_debug_prune(c, dbg_in, "node bound (after the heuristics)", *node_bound);
                 bb_note_pruned(c, *node_bound);
                 return BB_PRUNED;
             }
@@ -329,6 +358,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
                 fprintf(stderr, "milp: probing fixed %d columns, work %.0f x nnz, %.2f s (%.2f s)\n", fx,
                         (double)(c->prop_work - w0) / (double)(c->A.nnz + 1), bb_elapsed(c), bb_elapsed(c) - t0);
             if (fx < 0) {
+                bb_debug_prune(c, dbg_in, "probing", INFINITY);
                 bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
                 return BB_PRUNED;
             }
@@ -342,13 +372,16 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             }
         }
         int up = 0;
+        int sb_in = c->dbg_x ? bb_debug_in(c, c->llb, c->lub) : 0;
         int j = bb_select_branch_var(c, &up, depth);
         if (j == -1) {
             /* both children infeasible or cut off */
+            bb_debug_prune(c, sb_in, "strong branching (both children)", INFINITY);
             if (c->has_inc) bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
             return BB_PRUNED;
         }
         if (j == -2) {
+            bb_debug_domain(c, sb_in, c->llb, c->lub, "strong branching (one child infeasible)");
             if (++resolves > 50) return BB_PRUNED; /* cannot happen: bounds only shrink */
             continue;
         }
@@ -410,6 +443,7 @@ static void bb_ctx_free(bb_ctx *c) {
     free(c->prop_queue);
     free(c->prop_inq);
     bb_queue_free(&c->q);
+    bb_debug_free(c);
     rk_simplex_state_free(c->sb_state);
     if (c->lps) rk_simplex_free(c->lps);
 }
@@ -672,7 +706,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     memset(res, 0, sizeof *res);
     rk_lp *agg = NULL, *work = NULL;
     int *map = NULL;
-    double *inc = NULL;
+    double *inc = NULL, *dbg = NULL;
     rk_milp_pseudocosts pc;
     memset(&pc, 0, sizeof pc);
     rk_milp_params q = *p;
@@ -687,7 +721,14 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
             fprintf(stderr, "milp: aggregation: %d columns tied to others, %d rows dropped\n", lp->n - agg->n,
                     lp->m - agg->m);
         if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
-        st = bb_search(work ? work : agg ? agg : lp, &q, res, err, sub);
+        st = RK_OK;
+        if (p->debug_solution) st = bb_debug_presolve(lp, p->debug_solution, agg, map, work, &dbg, err);
+        if (st == RK_OK) {
+            q.debug_solution = dbg;
+            st = bb_search(work ? work : agg ? agg : lp, &q, res, err, sub);
+        } else {
+            res->status = RK_MILP_ERROR;
+        }
         if (agg && bb_aggr_expand(res, lp->n, map)) {
             rk_milp_result_free(res);
             res->has_solution = 0;
@@ -699,6 +740,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     rk_lp_free(agg);
     free(map);
     free(inc);
+    free(dbg);
     rk_milp_pseudocosts_free(&pc);
     return st;
 }
@@ -731,11 +773,23 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     if (!isnan(known) && known != -INFINITY && known != INFINITY) known_min = c.sense * known;
     if (c.sense < 0 && known == INFINITY) known_min = -INFINITY;
     c.q.floor = known_min;
+    /* the debug solution, checked against the problem and the known bound */
+    rs = bb_debug_init(&c, p->debug_solution);
+    if (rs != RK_OK) {
+        bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
+        bb_ctx_free(&c);
+        return rs;
+    }
 
     /* root propagation */
+    int dbg_in = c.dbg_x ? bb_debug_in(&c, c.glb, c.gub) : 0;
     for (int j = 0; j < n; j++)
         if (c.glb[j] > c.gub[j]) goto infeasible;
-    if (bb_propagate(&c, c.glb, c.gub, -1)) goto infeasible;
+    if (bb_propagate(&c, c.glb, c.gub, -1)) {
+        bb_debug_prune(&c, dbg_in, "root propagation", INFINITY);
+        goto infeasible;
+    }
+    if (c.dbg_failed) goto debug_failed;
 
     c.lps = rk_simplex_new(lp, err);
     if (!c.lps) {
@@ -750,7 +804,10 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     bb_apply_bounds(&c, c.llb, c.lub);
     {
         rk_lp_status st = bb_solve_lp(&c, 0, 0);
-        if (st == RK_LP_INFEASIBLE) goto infeasible;
+        if (st == RK_LP_INFEASIBLE) {
+            bb_debug_prune(&c, dbg_in, "root LP (infeasible)", INFINITY);
+            goto infeasible;
+        }
         if (st == RK_LP_UNBOUNDED) {
             bb_fill_result(&c, res, RK_MILP_UNBOUNDED, -INFINITY);
             bb_ctx_free(&c);
@@ -777,7 +834,10 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         }
     }
     /* cuts at the root */
+    bb_debug_lp_value(&c, dbg_in, "root LP");
     bb_root_cuts(&c);
+    bb_debug_lp_value(&c, dbg_in, "root LP after the cuts");
+    if (c.dbg_failed) goto debug_failed;
 
     /* the search */
     bb_node info;
@@ -820,6 +880,10 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         bb_node child;
         double nb = info.bound;
         result = bb_process_node(&c, &info, &child, &nb);
+        if (c.dbg_failed) {
+            result = BB_FAIL;
+            break;
+        }
         if (result == BB_STOP) {
             bb_node back;
             if (bb_make_node(&c, &back, -1, 0, 0, info.bound, info.depth, NULL) == 0) bb_queue_push(&c.q, &back);
@@ -884,12 +948,23 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             bound = fmin(c.prune_min, c.inc_z);
             if (c.obj_step > 0 && bound > c.inc_z - c.obj_step * (1 - 1e-6)) bound = c.inc_z;
             if (bound < known_min) bound = fmin(known_min, c.inc_z);
+            /* a node left unresolved (bb_process_node) below the cutoff:
+             * the gap is not closed */
+            if (c.unresolved > 0 && bound < bb_cutoff(&c)) st = RK_MILP_TIME_LIMIT;
         } else {
             st = RK_MILP_INFEASIBLE;
             bound = INFINITY;
         }
         (void)cur_bound;
+        if (st != RK_MILP_TIME_LIMIT && bb_debug_active(&c)) {
+            bb_debug_fail(&c, "a step the debug mode does not check", "the search ended (%s) with %s",
+                          rk_milp_status_name(st), c.has_inc ? "a worse incumbent" : "no solution");
+            goto debug_failed;
+        }
         bb_fill_result(&c, res, st, bound);
+        if (p->verbose && c.unresolved)
+            fprintf(stderr, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check\n",
+                    c.unresolved);
         if (p->verbose)
             fprintf(stderr,
                     "milp: %s, objective %.10g, bound %.10g, %ld nodes, %ld iterations (%ld strong branching, %ld "
@@ -900,7 +975,16 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     bb_ctx_free(&c);
     return RK_OK;
 
+debug_failed:
+    bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
+    bb_ctx_free(&c);
+    return RK_EFAIL;
+
 infeasible:
+    if (bb_debug_active(&c)) {
+        bb_debug_fail(&c, "the root", "the problem was found infeasible");
+        goto debug_failed;
+    }
     if (c.has_inc) {
         /* cannot be: a feasible incumbent exists; trust it */
         bb_fill_result(&c, res, RK_MILP_OPTIMAL, c.inc_z);

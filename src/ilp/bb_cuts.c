@@ -164,10 +164,17 @@ static int bb_cutlp_build(const bb_ctx *c, const bb_cutpool *P, bb_cutlp *L) {
     return 0;
 }
 
-/* The cuts of R go to the simplex and, when it takes them, to the pool P.
- * Returns the number added (0 when the simplex refuses them). */
-static int bb_cuts_to_lp(bb_ctx *c, bb_cutpool *P, const bb_cutpool *R) {
+/* The cuts of R (of one family) go to the simplex and, when it takes them,
+ * to the pool P.  Returns the number added (0 when the simplex refuses
+ * them, or a cut cuts off the debug solution). */
+static int bb_cuts_to_lp(bb_ctx *c, bb_cutpool *P, const bb_cutpool *R, const char *family) {
     if (R->nc == 0) return 0;
+    if (c->dbg_x) {
+        for (int k = 0; k < R->nc && !c->dbg_failed; k++)
+            bb_debug_cut(c, family, (int)(R->start[k + 1] - R->start[k]), R->idx + R->start[k],
+                         R->val + R->start[k], R->lb[k], R->ub[k]);
+        if (c->dbg_failed) return 0;
+    }
     int *st32 = malloc((size_t)(R->nc + 1) * sizeof *st32);
     if (!st32) return 0;
     int added = 0;
@@ -426,7 +433,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     if (c->par->verbose > 2)
         fprintf(stderr, "milp: GMI: %d candidates, rejected for bounds %d, dynamism %d, density %d, violation %d\n",
                 ncand, rj_ok, rj_dyn, rj_dens, rj_viol);
-    added = bb_cuts_to_lp(c, P, &R);
+    added = bb_cuts_to_lp(c, P, &R, "Gomory mixed-integer cut");
     bb_cutpool_free(&R);
 done:
     rk_basis_free(&B);
@@ -776,7 +783,7 @@ static void bb_found_free(bb_found *F) {
 /* The max_cuts most efficacious cuts found, scaled to max |a| = 1 with the
  * side relaxed a little for safety, go to the simplex and the pool.  Returns
  * the number added (0 when the simplex refuses them). */
-static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts) {
+static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts, const char *family) {
     const bb_cutpool *R = &F->rows;
     if (R->nc == 0) return 0;
     qsort(F->cut, (size_t)R->nc, sizeof *F->cut, bb_found_cmp);
@@ -798,7 +805,7 @@ static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts) {
         double rhs = R->ub[r] / s;
         ok = bb_cutpool_add(&S, cnt, ci, cv, -INFINITY, rhs + 1e-9 * fmax(1.0, fabs(rhs))) == 0;
     }
-    int added = ok ? bb_cuts_to_lp(c, P, &S) : 0;
+    int added = ok ? bb_cuts_to_lp(c, P, &S, family) : 0;
     bb_cutpool_free(&S);
     free(ci);
     free(cv);
@@ -821,7 +828,7 @@ static int bb_cover_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
                 int cnt = bb_cover_cut(c, i, dir, work, idx, val, &rhs, &eff);
                 if (cnt > 0) ok = bb_found_push(&F, cnt, idx, val, rhs, eff) == 0;
             }
-        if (ok) added = bb_found_add(c, P, &F, max_cuts);
+        if (ok) added = bb_found_add(c, P, &F, max_cuts, "lifted cover cut");
     }
     bb_found_free(&F);
     free(work);
@@ -910,7 +917,7 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         }
     }
     bb_agg_clear(&g);
-    added = bb_found_add(c, P, &F, max_cuts);
+    added = bb_found_add(c, P, &F, max_cuts, "c-MIR cut");
 done:
     free(g.a);
     free(g.nz);
@@ -989,7 +996,19 @@ int bb_root_cuts(bb_ctx *c) {
     int per_round = CUT_PER_ROUND;
     int max_age = CUT_MAX_AGE;
     int stall = 0;
-    for (int round = 0; round < CUT_MAX_ROUNDS; round++) {
+    if (c->par->debug_fault == 1) {
+        /* planted fault (tests of the debug mode): the wrong cut
+         * x_j <= (its debug value) - 1 */
+        int j = bb_debug_plant_column(c, c->glb);
+        if (j >= 0) {
+            bb_cutpool R = {0};
+            double one = 1;
+            if (bb_cutpool_add(&R, 1, &j, &one, -INFINITY, c->dbg_x[j] - 1) == 0)
+                total += bb_cuts_to_lp(c, &P, &R, "planted cut");
+            bb_cutpool_free(&R);
+        }
+    }
+    for (int round = 0; round < CUT_MAX_ROUNDS && !c->dbg_failed; round++) {
         if (bb_time_up(c)) break;
         int per = max_live - P.nc;
         if (per > per_round) per = per_round;

@@ -66,9 +66,43 @@ int bb_offer_solution(bb_ctx *c, const double *x, const char *source) {
     return 1;
 }
 
+/* The LP with the integer columns fixed (lb, ub) solved once more, without
+ * scaling, so that its tolerances hold in the problem's units (the scaled
+ * LP's 1e-7 can become 6e-6 once unscaled: qnet1), and its point offered.
+ * Only the model's rows (cuts are implied by them).  Returns 1 if it became
+ * the incumbent. */
+static int bb_polish_unscaled(bb_ctx *c, const double *lb, const double *ub) {
+    rk_lp *sub = bb_model_copy(c, lb, ub);
+    if (!sub) return 0;
+    rk_error e;
+    rk_simplex *s = rk_simplex_new_unscaled(sub, &e);
+    int ok = 0;
+    if (s) {
+        rk_simplex_opts o;
+        rk_simplex_opts_default(&o);
+        if (c->par->time_limit > 0) {
+            double left = c->par->time_limit - bb_elapsed(c);
+            o.time_limit = left > 1e-3 ? left : 1e-3;
+        }
+        if (rk_simplex_solve(s, &o) == RK_LP_OPTIMAL) {
+            double *y = malloc((size_t)(c->n ? c->n : 1) * sizeof *y);
+            if (y) {
+                rk_simplex_get_x(s, y);
+                ok = bb_offer_solution(c, y, "polished without scaling");
+                free(y);
+            }
+        }
+        c->lp_iter_base += rk_simplex_iterations(s);
+        rk_simplex_free(s);
+    }
+    rk_lp_free(sub);
+    return ok;
+}
+
 /* An LP solution whose integer columns are integral may still miss a row
  * by a little once they are rounded: fix the integer columns at their
- * rounded values, re-solve for the continuous ones, and offer that.  The
+ * rounded values, re-solve for the continuous ones, and offer that (if that
+ * point still misses a row or bound, the same LP without scaling).  The
  * simplex is left with the node's bounds and basis. */
 int bb_polish_solution(bb_ctx *c, const double *x) {
     int n = c->n;
@@ -95,6 +129,8 @@ int bb_polish_solution(bb_ctx *c, const double *x) {
     if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) {
         rk_simplex_get_x(c->lps, y);
         ok = bb_offer_solution(c, y, "polished");
+        double zy;
+        if (!ok && !bb_check_solution(c, y, &zy)) ok = bb_polish_unscaled(c, flb, fub);
     }
     bb_apply_bounds(c, c->llb, c->lub);
     rk_simplex_set_basis(c->lps, &saved);

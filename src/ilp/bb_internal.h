@@ -5,7 +5,7 @@
  * heap), bb_prop.c (domain propagation), bb_probe.c (root probing),
  * bb_branch.c (pseudocost / reliability branching), bb_heur.c (incumbent
  * checks, rounding, diving and RINS), bb_cuts.c and bb_cover.c (cutting
- * planes at the root).
+ * planes at the root), bb_debug.c (the debug-solution checks).
  *
  * Everything is in minimization form: z = sense * (c'x + c0), sense = -1 for
  * a maximize problem.  No global state: one bb_ctx per solve (reentrant). */
@@ -16,7 +16,7 @@
 #include "simplex.h"
 
 #define BB_INT_TOL 1e-6     /* integrality tolerance */
-#define BB_FEAS_TOL 1e-6    /* row / bound feasibility of an incumbent */
+#define BB_FEAS_TOL 1e-6    /* row feasibility of an incumbent (relative: bb_check_solution) */
 #define BB_RELIABLE 4       /* observations after which a pseudocost is trusted (reliability branching) */
 
 /* A bound change relative to the root bounds. */
@@ -89,6 +89,7 @@ typedef struct bb_ctx {
     int stopped;          /* a limit was hit */
     double root_z;
     double prune_min;     /* lowest bound of a node pruned by bound */
+    long unresolved;      /* nodes whose integral LP point failed the check (their bounds are in prune_min) */
     int is_sub;           /* this is a sub-MIP of a heuristic: no sub-MIPs */
     int reliable;         /* observations after which a pseudocost is trusted (0: no strong branching) */
     /* scratch */
@@ -101,6 +102,13 @@ typedef struct bb_ctx {
     long prop_work;       /* row entries visited by propagation (a deterministic clock) */
     rk_basis basis_tmp;
     rk_simplex_state *sb_state; /* node LP snapshot for strong branching (reused) */
+    /* debug solution (bb_debug.c; dbg_x NULL when off) in this search's
+     * columns, its min-form objective, whether a violation was reported
+     * (c->err holds it), and whether the running propagation tracks it */
+    double *dbg_x;
+    double dbg_z;
+    int dbg_failed;
+    int dbg_prop;
 } bb_ctx;
 
 double bb_now(void);
@@ -195,6 +203,42 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map);
  * glb/gub; returns the number fixed, -1 when no solution better than the
  * incumbent exists. */
 int bb_probe_root(bb_ctx *c, int use_rc);
+
+/* debug solution (bb_debug.c).  bb_debug_lp_check: 0 when x satisfies lp's
+ * bounds, integrality and rows within 1e-6 (scaled), 1 with msg naming the
+ * first violation, -1 out of memory.  bb_debug_init: set up from x (this
+ * search's columns; NULL: off); an error status with c->err filled when it
+ * is infeasible (RK_EINPUT) or already cut off (RK_EFAIL: objective step,
+ * known bound).  bb_debug_active: on,
+ * no violation yet, objective below the cutoff (only then must the search
+ * keep it).  bb_debug_in: active and inside lb..ub.  The checks report the
+ * first violation (bb_debug_fail) and set dbg_failed, which stops the
+ * search: bb_debug_domain (was_in: bb_debug_in before a change of lb/ub),
+ * bb_debug_bound (column j's new bounds; row -1 when no row caused it; call
+ * only while the debug solution was in the domain), bb_debug_cut (a cut
+ * row, checked while the debug solution is in the global domain),
+ * bb_debug_prune (a node that held it pruned), bb_debug_lp_value (the LP
+ * value c->z of a node that held it).  bb_debug_plant_column: an integer
+ * column whose debug value is above lb (for planted faults), or -1. */
+int bb_debug_lp_check(const rk_lp *lp, const double *x, char *msg, size_t cap);
+rk_status bb_debug_init(bb_ctx *c, const double *x);
+void bb_debug_free(bb_ctx *c);
+int bb_debug_active(const bb_ctx *c);
+int bb_debug_in(const bb_ctx *c, const double *lb, const double *ub);
+void bb_debug_fail(bb_ctx *c, const char *component, const char *fmt, ...);
+void bb_debug_domain(bb_ctx *c, int was_in, const double *lb, const double *ub, const char *component);
+void bb_debug_bound(bb_ctx *c, const char *component, int row, int j, double lb, double ub);
+void bb_debug_cut(bb_ctx *c, const char *family, int k, const int *idx, const double *val, double lb, double ub);
+void bb_debug_prune(bb_ctx *c, int was_in, const char *why, double bound);
+void bb_debug_lp_value(bb_ctx *c, int was_in, const char *what);
+int bb_debug_plant_column(const bb_ctx *c, const double *lb);
+/* The debug solution x of lp through the presolve of bb_solve: checked
+ * against lp (RK_EINPUT when it violates it), mapped to agg's columns (map;
+ * agg NULL: none) and checked against agg's rows and work's strengthened
+ * rows (work NULL: none); RK_EFAIL naming the step that cuts it off.  *out
+ * (new array): its values in the columns of the problem searched. */
+rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map, const rk_lp *work,
+                            double **out, rk_error *err);
 
 /* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */
 int bb_root_cuts(bb_ctx *c);

@@ -36,7 +36,12 @@ static int bb_probe_side(bb_ctx *c, int j, double v, double *lb, double *ub, int
     memcpy(ub, c->gub, (size_t)c->n * sizeof *ub);
     lb[j] = ub[j] = v;
     if (bb_propagate(c, lb, ub, j)) return 1;
-    if (use_rc && bb_probe_rc_bound(c, lb, ub) >= bb_cutoff(c)) return 1;
+    if (use_rc && bb_probe_rc_bound(c, lb, ub) >= bb_cutoff(c)) {
+        if (c->dbg_x && bb_debug_in(c, lb, ub))
+            bb_debug_fail(c, "probing", "the root LP's reduced-cost bound %.17g on column %s = %g passes the cutoff",
+                          c->sense * bb_probe_rc_bound(c, lb, ub), rk_lp_col_name(c->lp, j), v);
+        return 1;
+    }
     return 0;
 }
 
@@ -62,15 +67,18 @@ int bb_probe_root(bb_ctx *c, int use_rc) {
         if (c->prop_work - w0 > wmax || bb_time_up(c)) break;
         int j = order[q];
         if (c->glb[j] == c->gub[j]) continue;
+        int was_in = c->dbg_x ? bb_debug_in(c, c->glb, c->gub) : 0;
         int inf0 = bb_probe_side(c, j, 0, lb0, ub0, use_rc);
         int inf1 = bb_probe_side(c, j, 1, lb1, ub1, use_rc);
         if (inf0 && inf1) {
+            bb_debug_prune(c, was_in, "probing (both sides of a column)", INFINITY);
             fixed = -1;
             break;
         }
         if (inf0 || inf1) {
             double v = inf0 ? 1 : 0;
             c->glb[j] = c->gub[j] = v;
+            bb_debug_domain(c, was_in, c->glb, c->gub, "probing (one side infeasible)");
             fixed++;
             if (bb_propagate(c, c->glb, c->gub, j)) {
                 fixed = -1;
@@ -90,6 +98,7 @@ int bb_probe_root(bb_ctx *c, int use_rc) {
             changed = 1;
             if (c->glb[i] == c->gub[i]) fixed++;
         }
+        if (changed) bb_debug_domain(c, was_in, c->glb, c->gub, "probing (implied by both sides)");
         if (changed && bb_propagate(c, c->glb, c->gub, -1)) {
             fixed = -1;
             break;

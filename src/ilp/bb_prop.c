@@ -47,8 +47,13 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
         }
     }
     double tol_u = 1e-6 * fmax(1.0, fabs(rub)), tol_l = 1e-6 * fmax(1.0, fabs(rlb));
-    if (ninf_min == 0 && rub != INFINITY && minact > rub + tol_u) return 1;
-    if (ninf_max == 0 && rlb != -INFINITY && maxact < rlb - tol_l) return 1;
+    if ((ninf_min == 0 && rub != INFINITY && minact > rub + tol_u) ||
+        (ninf_max == 0 && rlb != -INFINITY && maxact < rlb - tol_l)) {
+        if (c->dbg_prop)
+            bb_debug_fail(c, "propagation", "row %s found infeasible (activity range [%.17g, %.17g], sides [%g, %g])",
+                          rk_lp_row_name(c->lp, i), minact, maxact, rlb, rub);
+        return 1;
+    }
     int can_u = rub != INFINITY && ninf_min <= 1;
     int can_l = rlb != -INFINITY && ninf_max <= 1;
     /* no column can move the activity past a side with more room than that
@@ -83,6 +88,7 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
         }
     apply:
         if (nlb > lb[j] + 0.5 || nub < ub[j] - 0.5) {
+            if (c->dbg_prop) bb_debug_bound(c, "propagation", i, j, nlb, nub);
             if (nlb > nub + 0.5) return 1;
             if (nlb > nub) nlb = nub; /* cannot happen for integral bounds */
             /* the activities change: update them for the rest of the row */
@@ -120,7 +126,12 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
         minact += a * v;
     }
     double tol = 1e-6 * fmax(1.0, fabs(cut));
-    if (minact > cut + tol) return 1;
+    if (minact > cut + tol) {
+        if (c->dbg_prop)
+            bb_debug_fail(c, "objective propagation", "least objective %.17g in the domain passes the cutoff %.17g",
+                          c->sense * minact, c->sense * cut);
+        return 1;
+    }
     for (int k = 0; k < c->n_obj_cols; k++) {
         int j = c->obj_cols[k];
         double a = c->obj[j];
@@ -129,10 +140,12 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
         if (a > 0) {
             double t = lb[j] + floor(room + 1e-9);
             if (t >= ub[j]) continue;
+            if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, lb[j], t);
             ub[j] = t;
         } else {
             double t = ub[j] - floor(room + 1e-9);
             if (t <= lb[j]) continue;
+            if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, t, ub[j]);
             lb[j] = t;
         }
         bb_queue_col_rows(c, j, -1, out, n_out, cap);
@@ -140,7 +153,8 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
     return 0;
 }
 
-int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
+/* The body of bb_propagate. */
+static int bb_propagate_rows(bb_ctx *c, double *lb, double *ub, int changed_col) {
     int m = c->m;
     if (m == 0) return 0;
     /* ring queue of rows (each row at most once: prop_inq marks) */
@@ -178,4 +192,21 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
     if (infeasible)
         for (int k = 0; k < count; k++) c->prop_inq[ring[(head + k) % m]] = 0;
     return infeasible;
+}
+
+int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
+    /* the debug solution is tracked through every tightening while it lies
+     * in the domain propagated */
+    c->dbg_prop = c->dbg_x ? bb_debug_in(c, lb, ub) : 0;
+    if (c->dbg_prop && c->par->debug_fault == 2 && c->nodes == 0) {
+        /* planted fault (tests of the debug mode): a wrong tightening */
+        int j = bb_debug_plant_column(c, lb);
+        if (j >= 0) {
+            ub[j] = c->dbg_x[j] - 1;
+            bb_debug_bound(c, "propagation (planted fault)", -1, j, lb[j], ub[j]);
+        }
+    }
+    int r = bb_propagate_rows(c, lb, ub, changed_col);
+    c->dbg_prop = 0;
+    return r;
 }

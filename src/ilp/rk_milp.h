@@ -63,7 +63,8 @@ typedef enum {
     RK_MILP_OPTIMAL = 0,
     RK_MILP_INFEASIBLE,
     RK_MILP_UNBOUNDED,
-    RK_MILP_TIME_LIMIT,   /* also node limit: best solution + proven bound */
+    RK_MILP_TIME_LIMIT,   /* also node limit, or a node whose integral LP point
+                           * failed the feasibility check: best solution + proven bound */
     RK_MILP_ERROR
 } rk_milp_status;
 
@@ -118,6 +119,25 @@ typedef struct {
      * gives another, equally valid search: the same optimum, other trees and
      * times (how much a time owes to the search's luck). */
     unsigned seed;
+    /* Debug-solution mode (as SCIP's and HiGHS's; NULL, the default: off and
+     * free).  A known feasible solution of this problem (n_cols values, e.g.
+     * an optimum from another solver, rk_milp_read_solution).  It is checked
+     * against the bounds and rows first (RK_EINPUT if it violates them by
+     * more than 1e-6).  Then, while it lies in the part of the search space
+     * being worked on and its objective beats the incumbent's cutoff, every
+     * step that removes part of that space is checked against it: each cut
+     * (c-MIR, cover, GMI), each bound tightened (propagation, probing,
+     * reduced-cost fixing, strong branching), the aggregation and integer-row
+     * strengthening presolve, each node pruned by bound or infeasibility,
+     * each node LP value, and the end of the search.  The first step that
+     * cuts it off stops the solve: RK_EFAIL, status RK_MILP_ERROR, and a
+     * message naming the step, the row or column and the amounts. */
+    const double *debug_solution;
+    /* For the solver's own tests of that mode: 1 plants a wrong cut (x_j <=
+     * its debug value - 1) in the first root cut round, 2 a wrong bound
+     * change in the root propagation; the mode must catch either.  0 (the
+     * default) in any real use. */
+    int debug_fault;
 } rk_milp_params;
 
 typedef struct {
@@ -137,6 +157,18 @@ void rk_milp_params_default(rk_milp_params *p);
 rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 void rk_milp_result_free(rk_milp_result *res);
 const char *rk_milp_status_name(rk_milp_status s); /* "optimal", "infeasible", ... */
+
+/* --------------------------------------------------------- solutions */
+
+/* A solution file: one `name value` pair a line (what `rkmate milp -o`
+ * writes); blank lines and lines starting with '#' are skipped, and so is
+ * an `Objective v` / `objective v` line (unless a column has that name).  Columns not named are 0 (as in
+ * SCIP's debug solutions).  *x: a new array of lp's n_cols values.  Errors
+ * (RK_EINPUT) name the file, the line and what was expected: an unknown
+ * column, a column given twice, a value that is not a finite number. */
+rk_status rk_milp_read_solution(const char *path, const rk_lp *lp, double **x, rk_error *err);
+/* Write x as `name value` lines, atomically. */
+rk_status rk_milp_write_solution(const char *path, const rk_lp *lp, const double *x, rk_error *err);
 
 #ifdef __cplusplus
 }

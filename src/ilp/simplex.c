@@ -889,7 +889,13 @@ static void scale_matrix(rk_simplex *s) {
     free(rmax);
 }
 
-rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
+static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err);
+
+rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 1, err); }
+
+rk_simplex *rk_simplex_new_unscaled(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 0, err); }
+
+static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
     rk_lp_csc A;
     if (rk_lp_matrix(lp, &A)) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
     rk_simplex *s = calloc(1, sizeof *s);
@@ -917,7 +923,12 @@ rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) {
     memcpy(s->Acs, A.start, (size_t)(n + 1) * sizeof *s->Acs);
     memcpy(s->Aci, A.index, (size_t)A.nnz * sizeof *s->Aci);
     memcpy(s->Acv, A.value, (size_t)A.nnz * sizeof *s->Acv);
-    scale_matrix(s);
+    if (scaled) {
+        scale_matrix(s);
+    } else {
+        for (int i = 0; i < m; i++) s->rs[i] = 1.0;
+        for (int j = 0; j < n; j++) s->cs[j] = 1.0;
+    }
     if (build_rowwise(s)) {
         rk_simplex_free(s);
         rk_fail(err, RK_ENOMEM, "simplex: out of memory");

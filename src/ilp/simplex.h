@@ -41,6 +41,10 @@ void rk_simplex_opts_default(rk_simplex_opts *o);
 /* Copy lp into a new engine (minimization internally; a maximize problem is
  * negated).  Starts from the slack basis.  NULL with err filled on failure. */
 rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err);
+/* The same without scaling: its tolerances hold in the problem's own units
+ * (slower and less stable on badly scaled problems; for cleaning up a point
+ * whose unscaled values miss a bound or row by more than 1e-6). */
+rk_simplex *rk_simplex_new_unscaled(const rk_lp *lp, rk_error *err);
 void rk_simplex_free(rk_simplex *s);
 /* Seed of the cost perturbation's random numbers (0: the default sequence).
  * Another seed gives other, equally valid pivots. */
