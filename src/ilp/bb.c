@@ -694,8 +694,9 @@ static int bb_aggr_expand(rk_milp_result *res, int n, const int *map) {
 }
 
 /* The search runs on a working copy: tied columns aggregated (bb_aggr.c),
- * then integer rows strengthened (bb_rows.c); solutions are mapped back to
- * the problem's columns. */
+ * then integer rows strengthened (bb_rows.c), then coefficients of binaries
+ * tightened (bb_coef.c); solutions are mapped back to the problem's
+ * columns. */
 static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
     if ((p && p->lp_only) || rk_lp_num_integers(lp) == 0) return bb_search(lp, p, res, err, sub);
     rk_milp_params defp;
@@ -704,7 +705,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         p = &defp;
     }
     memset(res, 0, sizeof *res);
-    rk_lp *agg = NULL, *work = NULL;
+    rk_lp *agg = NULL, *work = NULL, *tight = NULL;
     int *map = NULL;
     double *inc = NULL, *dbg = NULL;
     rk_milp_pseudocosts pc;
@@ -713,6 +714,8 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     int removed = bb_aggregate(lp, &agg, &map);
     if (removed > 0 && bb_aggr_params(p, lp->n, agg->n, map, &q, &inc, &pc)) removed = -1;
     int changed = removed < 0 ? -1 : bb_strengthen_rows(agg ? agg : lp, &work);
+    int tightened = changed < 0 ? -1 : bb_tighten_coefs(work ? work : agg ? agg : lp, &tight);
+    if (tightened < 0) changed = -1;
     rk_status st;
     if (changed < 0) {
         st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
@@ -721,11 +724,15 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
             fprintf(stderr, "milp: aggregation: %d columns tied to others, %d rows dropped\n", lp->n - agg->n,
                     lp->m - agg->m);
         if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
+        if (p->verbose > 1 && tightened)
+            fprintf(stderr, "milp: %d coefficients of binaries tightened\n", tightened);
         st = RK_OK;
-        if (p->debug_solution) st = bb_debug_presolve(lp, p->debug_solution, agg, map, work, &dbg, err);
+        const rk_lp *stages[2] = {work, tight};
+        const char *stage_names[2] = {"the integer-row strengthening", "the coefficient tightening"};
+        if (p->debug_solution) st = bb_debug_presolve(lp, p->debug_solution, agg, map, stages, stage_names, 2, &dbg, err);
         if (st == RK_OK) {
             q.debug_solution = dbg;
-            st = bb_search(work ? work : agg ? agg : lp, &q, res, err, sub);
+            st = bb_search(tight ? tight : work ? work : agg ? agg : lp, &q, res, err, sub);
         } else {
             res->status = RK_MILP_ERROR;
         }
@@ -736,6 +743,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
             st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
         }
     }
+    rk_lp_free(tight);
     rk_lp_free(work);
     rk_lp_free(agg);
     free(map);

@@ -473,6 +473,8 @@ done:
  * kept when violated enough. */
 
 #define CMIR_MAX_AGG 5
+#define CMIR_MIN_F0 0.05  /* fractionality of the divided right-hand side */
+#define CMIR_MAX_F0 0.95
 
 typedef struct {
     int row;      /* model row */
@@ -660,14 +662,18 @@ static double bb_cmir_try(const bb_ctx *c, const double *act, const bb_agg *g, b
     if (nd == 0) return 0;
     double best_eff = 0, best_d = 0;
     for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: each candidate divisor; pass 1: the best one halved up to
+         * three times (when none worked, the largest candidate: a flow set
+         * x_j <= u y_j over small demands has beta / u below CMIR_MIN_F0) */
         int tries = pass == 0 ? nd : 3;
         double base = best_d;
-        if (pass == 1 && base == 0) break;
+        if (pass == 1 && base == 0)
+            for (int q = 0; q < nd; q++) base = fmax(base, deltas[q]);
         for (int t = 0; t < tries; t++) {
             double d = pass == 0 ? deltas[t] : base / (double)(2 << t);
             double bb = beta / d;
             double f0 = bb - floor(bb);
-            if (f0 < 0.05 || f0 > 0.95) continue;
+            if (f0 < CMIR_MIN_F0 || f0 > CMIR_MAX_F0) continue;
             double lhs = 0, norm = 0;
             for (int k = 0; k < W->nl; k++) {
                 int j = W->list[k];
@@ -867,8 +873,12 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     rk_simplex_get_row_activity(c->lps, act);
     bb_find_vubs(c, &W);
     for (int i0 = 0; i0 < m; i0++) {
+        /* rows with an integer column, or a continuous one with a variable
+         * upper bound (flow conservation over arcs x <= u y: the integers
+         * come in by the substitution, as in a flow cover) */
         int has_int = 0;
-        for (long p = c->row_start[i0]; p < c->row_start[i0 + 1] && !has_int; p++) has_int = c->is_int[c->row_idx[p]];
+        for (long p = c->row_start[i0]; p < c->row_start[i0 + 1] && !has_int; p++)
+            has_int = c->is_int[c->row_idx[p]] || W.vub_y[c->row_idx[p]] >= 0;
         if (!has_int) continue;
         for (int dir = 0; dir < 2; dir++) {
             /* dir 0: <= ub form; dir 1: -(row) <= -lb */

@@ -207,13 +207,14 @@ int bb_debug_plant_column(const bb_ctx *c, const double *lb) {
     return -1;
 }
 
-rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map, const rk_lp *work,
-                            double **out, rk_error *err) {
+rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map,
+                            const rk_lp *const *stages, const char *const *names, int n_stages, double **out,
+                            rk_error *err) {
     char msg[400];
     *out = NULL;
     int r = bb_debug_lp_check(lp, x, msg, sizeof msg);
     if (r) return rk_fail(err, r < 0 ? RK_ENOMEM : RK_EINPUT, "debug solution: %s", msg);
-    const rk_lp *w = work ? work : agg ? agg : lp;
+    const rk_lp *w = agg ? agg : lp; /* the later stages keep its columns */
     double *v = malloc((size_t)(w->n ? w->n : 1) * sizeof *v);
     int *from = agg ? malloc((size_t)(agg->n ? agg->n : 1) * sizeof *from) : NULL;
     if (!v || (agg && !from)) {
@@ -245,12 +246,12 @@ rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, 
     } else {
         for (int j = 0; j < lp->n; j++) v[j] = lp->is_int[j] ? floor(x[j] + 0.5) : x[j];
     }
-    if (work) {
-        r = bb_debug_lp_check(work, v, msg, sizeof msg);
+    for (int k = 0; k < n_stages; k++) {
+        if (!stages[k]) continue;
+        r = bb_debug_lp_check(stages[k], v, msg, sizeof msg);
         if (r) {
             free(v);
-            return rk_fail(err, r < 0 ? RK_ENOMEM : RK_EFAIL,
-                           "debug solution cut off by the integer-row strengthening: %s", msg);
+            return rk_fail(err, r < 0 ? RK_ENOMEM : RK_EFAIL, "debug solution cut off by %s: %s", names[k], msg);
         }
     }
     *out = v;

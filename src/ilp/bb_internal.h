@@ -1,7 +1,7 @@
 /* bb_internal.h — the branch-and-bound solve context shared by the bb_*.c
  * files (one concept each): bb.c (the search loop and rk_milp_solve),
  * bb_aggr.c (aggregation of tied columns, before the search), bb_rows.c
- * (integer rows divided by their gcd), bb_queue.c (open nodes, best-bound
+ * (integer rows divided by their gcd), bb_coef.c (coefficient tightening), bb_queue.c (open nodes, best-bound
  * heap), bb_prop.c (domain propagation), bb_probe.c (root probing),
  * bb_branch.c (pseudocost / reliability branching), bb_heur.c (incumbent
  * checks, rounding, diving and RINS), bb_cuts.c and bb_cover.c (cutting
@@ -198,6 +198,14 @@ int bb_strengthen_rows(const rk_lp *lp, rk_lp **out);
  * memory. */
 int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map);
 
+/* coefficient tightening (bb_coef.c): *out = a copy of lp where, in each
+ * one-sided row, the coefficient of a binary column whose one value leaves
+ * the row redundant (in the bounds the rows imply) is reduced to what the
+ * other value needs (with the side); same integer solutions, tighter LP.
+ * Returns the number of coefficients changed (0: *out NULL), -1 when out of
+ * memory. */
+int bb_tighten_coefs(const rk_lp *lp, rk_lp **out);
+
 /* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
  * objective cutoff, with use_rc the root LP's reduced-cost bound) in
  * glb/gub; returns the number fixed, -1 when no solution better than the
@@ -234,11 +242,13 @@ void bb_debug_lp_value(bb_ctx *c, int was_in, const char *what);
 int bb_debug_plant_column(const bb_ctx *c, const double *lb);
 /* The debug solution x of lp through the presolve of bb_solve: checked
  * against lp (RK_EINPUT when it violates it), mapped to agg's columns (map;
- * agg NULL: none) and checked against agg's rows and work's strengthened
- * rows (work NULL: none); RK_EFAIL naming the step that cuts it off.  *out
- * (new array): its values in the columns of the problem searched. */
-rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map, const rk_lp *work,
-                            double **out, rk_error *err);
+ * agg NULL: none) and checked against agg's rows and each later stage's rows
+ * (stages[k], named names[k]; NULL: skipped; same columns as agg or lp);
+ * RK_EFAIL naming the step that cuts it off.  *out (new array): its values
+ * in the columns of the problem searched. */
+rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map,
+                            const rk_lp *const *stages, const char *const *names, int n_stages, double **out,
+                            rk_error *err);
 
 /* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */
 int bb_root_cuts(bb_ctx *c);

@@ -7,7 +7,8 @@
  * file and line of bad input; qnet1 (a wrong "optimal" before: integral LP
  * points that failed the feasibility check once unscaled were pruned as if
  * solved) is right for seeds 0-9 on 1 and 2 threads, with the debug
- * solution checked. */
+ * solution checked; so is fixnet6 (over 120 s before coefficient tightening
+ * and flow-cover-like c-MIR cuts). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -212,10 +213,11 @@ END_TEST
 
 /* --------------------------------------------------------- qnet1 seeds */
 
-START_TEST(test_qnet1_seeds_threads) {
-    rk_lp *lp = read_miplib("qnet1");
-    double *x = read_debug_solution(lp, "qnet1");
-    const double opt = 16029.692681;
+/* qnet1 and fixnet6 (wrong "optimal" and > 120 s before) over seeds 0-9 on 1
+ * and 2 threads, every other run with the debug solution checked. */
+static void assert_seeds_threads(const char *name, double opt) {
+    rk_lp *lp = read_miplib(name);
+    double *x = read_debug_solution(lp, name);
     for (int threads = 1; threads <= 2; threads++)
         for (unsigned seed = 0; seed < 10; seed++) {
             rk_milp_params p;
@@ -227,9 +229,9 @@ START_TEST(test_qnet1_seeds_threads) {
             rk_milp_result r;
             rk_error err;
             err.msg[0] = 0;
-            ck_assert_msg(rk_milp_solve(lp, &p, &r, &err) == RK_OK, "seed %u: %s", seed, err.msg);
+            ck_assert_msg(rk_milp_solve(lp, &p, &r, &err) == RK_OK, "%s seed %u: %s", name, seed, err.msg);
             char what[64];
-            snprintf(what, sizeof what, "qnet1 seed %u, %d threads", seed, threads);
+            snprintf(what, sizeof what, "%s seed %u, %d threads", name, seed, threads);
             assert_optimal(&r, opt, what);
             ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
             rk_milp_result_free(&r);
@@ -237,6 +239,11 @@ START_TEST(test_qnet1_seeds_threads) {
     free(x);
     rk_lp_free(lp);
 }
+
+START_TEST(test_qnet1_seeds_threads) { assert_seeds_threads("qnet1", 16029.692681); }
+END_TEST
+
+START_TEST(test_fixnet6_seeds_threads) { assert_seeds_threads("fixnet6", 3983); }
 END_TEST
 
 int main(void) {
@@ -249,6 +256,7 @@ int main(void) {
     tcase_add_test(t, test_debug_infeasible_refused);
     tcase_add_test(t, test_solution_files);
     tcase_add_test(t, test_qnet1_seeds_threads);
+    tcase_add_test(t, test_fixnet6_seeds_threads);
     tcase_add_loop_test(t, test_debug_miplib, 0, n_inst > 0 ? n_inst : 1);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
