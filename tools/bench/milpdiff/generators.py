@@ -10,8 +10,16 @@ from .model import INF, Model
 
 # ------------------------------------------------------------ helpers
 
+SCALE = 1.0  # --scale: upper ends of the size draws are multiplied by this
+
+
 def _rint(r, lo, hi):
     return r.randint(lo, hi)
+
+
+def _size(r, lo, hi):
+    """A size in [lo, hi*SCALE] (the same draw as _rint when SCALE is 1)."""
+    return r.randint(lo, max(lo, int(round(hi * SCALE))))
 
 
 def _sparse_row(r, n, k):
@@ -27,7 +35,7 @@ def gen_gknap(r):
     m = Model("GKNAP")
     m.maximize = True
     corr = r.choice(["none", "weak", "strong"])
-    n = _rint(r, 4, {"none": 45, "weak": 30, "strong": 20}[corr])
+    n = _size(r, 4, {"none": 45, "weak": 30, "strong": 20}[corr])
     k = r.choice([1, 1, 2, 3])
     W = [[_rint(r, 1, 60) for _ in range(n)] for _ in range(k)]
     u = [r.choice([2, 3, 5, 8, 12, 20]) if r.random() < 0.85 else 1 for _ in range(n)]
@@ -65,7 +73,7 @@ def gen_eqknap(r):
     side) and unplanted ones (often infeasible)."""
     m = Model("EQKNAP")
     kind = r.choices(["planted", "parity", "random"], [6, 2, 2])[0]
-    n = _rint(r, 3, 12) if kind == "planted" else _rint(r, 3, 7)
+    n = _size(r, 3, 12) if kind == "planted" else _size(r, 3, 7)
     rows = 1 if r.random() < 0.7 else 2
     for j in range(n):
         lb = 0 if r.random() < 0.8 else _rint(r, -4, -1)
@@ -98,7 +106,7 @@ def gen_lotsize(r):
     capacity that makes it infeasible."""
     m = Model("LOTSIZE")
     K = r.choice([1, 1, 2, 3])
-    T = _rint(r, 3, 14 if K == 1 else 8)
+    T = _size(r, 3, 14 if K == 1 else 8)
     d = [[_rint(r, 0, 30) for _ in range(T)] for _ in range(K)]
     s0 = [_rint(r, 0, 10) if r.random() < 0.3 else 0 for _ in range(K)]
     totd = sum(map(sum, d))
@@ -142,7 +150,7 @@ def gen_fixnet(r):
     the y.  Loose or tight u, sometimes integer flows; unmet demand makes
     some cases infeasible."""
     m = Model("FIXNET")
-    nn = _rint(r, 4, 16)
+    nn = _size(r, 4, 16)
     arcs = set()
     order = list(range(nn))
     r.shuffle(order)
@@ -201,7 +209,7 @@ def gen_setcover(r):
     """Set covering (some rows need 2), minimised; some rows covered only by
     columns fixed to 0 (infeasible)."""
     m = Model("SETCOVER")
-    mr, n = _rint(r, 5, 50), _rint(r, 8, 80)
+    mr, n = _size(r, 5, 50), _size(r, 8, 80)
     cols = _random_sets(r, mr, n, r.uniform(0.05, 0.3))
     gen_int = r.random() < 0.15
     cmax = r.choice([3, 25, 100])
@@ -227,7 +235,7 @@ def gen_setpack(r):
     """Set packing, maximised, with random rows and clique rows of a
     conflict graph."""
     m = Model("SETPACK")
-    mr, n = _rint(r, 5, 40), _rint(r, 8, 70)
+    mr, n = _size(r, 5, 40), _size(r, 8, 70)
     m.maximize = True
     cols = _random_sets(r, mr, n, r.uniform(0.05, 0.3))
     for j in range(n):
@@ -249,7 +257,7 @@ def gen_setpart(r):
     """Set partitioning, minimised: a planted partition among random columns
     (feasible), or none (often infeasible)."""
     m = Model("SETPART")
-    mr, n = _rint(r, 5, 30), _rint(r, 8, 60)
+    mr, n = _size(r, 5, 30), _size(r, 8, 60)
     cols = _random_sets(r, mr, n, r.uniform(0.08, 0.3))
     if r.random() < 0.75:
         perm = list(range(mr))
@@ -280,7 +288,7 @@ def gen_sched(r):
     makespan or weighted tardiness; deadlines and precedences (sometimes
     infeasible)."""
     m = Model("SCHED")
-    n = _rint(r, 3, 7)
+    n = _size(r, 3, 7)
     p = [_rint(r, 1, 10) for _ in range(n)]
     rel = [_rint(r, 0, 15) if r.random() < 0.6 else 0 for _ in range(n)]
     due = [rel[j] + p[j] + _rint(r, 0, 25) for j in range(n)]
@@ -348,7 +356,7 @@ def gen_intfree(r):
     ranged rows; unbounded when a free column is left unconstrained; parity
     equalities that are LP-feasible but integer-infeasible."""
     m = Model("INTFREE")
-    n = _rint(r, 3, 16)
+    n = _size(r, 3, 16)
     kinds = []
     for j in range(n):
         t = r.choices(["box", "neg", "upneg", "lofree", "upfree", "free"], [4, 3, 2, 1, 1, 2])[0]
@@ -371,7 +379,7 @@ def gen_intfree(r):
     if r.random() < 0.3:
         m.add_col(-INF if r.random() < 0.5 else -3, _rint(r, 0, 6), r.choice([0.5, -1, 2]), False)
     x0 = _planted_point(r, m)
-    nr = _rint(r, 2, 10)
+    nr = _size(r, 2, 10)
     for _ in range(nr):
         cols = _sparse_row(r, m.n, _rint(r, 2, min(m.n, 5)))
         coefs = {j: _rint(r, -6, 6) or 1 for j in cols}
@@ -403,7 +411,7 @@ def gen_ranged(r):
     RANGES form) or equalities, with continuous columns and fractional
     coefficients (quarters and decimals); a few have an unbounded ray."""
     m = Model("RANGED")
-    n = _rint(r, 5, 30)
+    n = _size(r, 5, 30)
     frac = r.random() < 0.5
     def coef():
         if frac and r.random() < 0.5:
@@ -420,7 +428,7 @@ def gen_ranged(r):
             ub = lb + _rint(r, 1, 12)
         m.add_col(lb, ub, coef() * r.choice([1, 1, 2]), it)
     x0 = _planted_point(r, m)
-    nr = _rint(r, 3, 18)
+    nr = _size(r, 3, 18)
     for i in range(nr):
         cols = _sparse_row(r, n, _rint(r, 2, min(n, 6)))
         coefs = {j: coef() for j in cols}
@@ -446,7 +454,7 @@ def gen_prodmax(r):
     bound makes a few of them unbounded."""
     m = Model("PRODMAX")
     m.maximize = True
-    P = _rint(r, 3, 12)
+    P = _size(r, 3, 12)
     R = _rint(r, 1, 5)
     use = [[(_rint(r, 0, 9) if r.random() < 0.7 else 0) for _ in range(P)] for _ in range(R)]
     cap = [_rint(r, 20, 150) for _ in range(R)]
@@ -484,7 +492,7 @@ def gen_netload(r):
     binaries on some commodities (single-path: f_ka <= d_k u_ka, one out-arc
     chosen at the source).  Minimised module + routing cost."""
     m = Model("NETLOAD")
-    nn = _rint(r, 3, 9)
+    nn = _size(r, 3, 9)
     arcs = set()
     order = list(range(nn))
     r.shuffle(order)
@@ -497,7 +505,7 @@ def gen_netload(r):
         a, b = r.sample(range(nn), 2)
         arcs.add((a, b))
     arcs = sorted(arcs)
-    K = _rint(r, 1, 6)
+    K = _size(r, 1, 6)
     C = r.choice([1, 4, 7, 56])
     B = r.choice([3, 4, 10, 25])
     com = []
@@ -550,7 +558,7 @@ def gen_genint(r):
     mixed-sign objective: the classic case where cuts and bound tightening
     on general integers must be right."""
     m = Model("GENINT")
-    n = _rint(r, 5, 22)
+    n = _size(r, 5, 22)
     for j in range(n):
         lb = 0 if r.random() < 0.85 else _rint(r, -5, -1)
         m.add_col(lb, lb + r.choice([1, 2, 3, 5, 7, 10, 15, 30]), _rint(r, -40, 40), True)
@@ -558,7 +566,7 @@ def gen_genint(r):
         for _ in range(_rint(r, 1, 3)):
             m.add_col(0, r.choice([1, 4, 10, INF]), r.choice([0.5, -1, 2, 3.5]), False)
     x0 = _planted_point(r, m)
-    nr = _rint(r, 2, 12)
+    nr = _size(r, 2, 12)
     big = r.choice([10, 30, 100])
     for _ in range(nr):
         cols = _sparse_row(r, m.n, _rint(r, 2, min(m.n, 8)))
@@ -580,6 +588,70 @@ def gen_genint(r):
     return m
 
 
+def gen_unbdray(r):
+    """Problems whose LP relaxation is unbounded: truly unbounded MILPs (an
+    integer point and a ray), and integer-infeasible ones (a parity or gcd
+    equality, on the bounded columns or on the unbounded ones themselves)
+    that must be reported infeasible, not unbounded; a few with the ray
+    blocked by a row, which are bounded."""
+    m = Model("UNBDRAY")
+    n = _size(r, 3, 10)
+    for j in range(n):
+        t = r.random()
+        if t < 0.5:
+            lb = _rint(r, -5, 2)
+            m.add_col(lb, lb + _rint(r, 1, 8), _rint(r, -6, 6), r.random() < 0.8)
+        elif t < 0.75:
+            m.add_col(_rint(r, -5, 2), INF, _rint(r, -6, 6), r.random() < 0.7)
+        elif t < 0.85:
+            m.add_col(-INF, _rint(r, -3, 5), _rint(r, -6, 6), r.random() < 0.7)
+        else:
+            m.add_col(-INF, INF, _rint(r, -6, 6), r.random() < 0.7)
+    x0 = _planted_point(r, m)
+    for _ in range(_rint(r, 1, 6)):
+        cols = _sparse_row(r, n, _rint(r, 2, min(n, 4)))
+        coefs = {j: _rint(r, -5, 5) or 1 for j in cols}
+        at = sum(coefs[j] * x0[j] for j in cols)
+        t = r.random()
+        if t < 0.4:
+            m.add_row(coefs, hi=math.ceil(at) + _rint(r, 0, 5))
+        elif t < 0.8:
+            m.add_row(coefs, lo=math.floor(at) - _rint(r, 0, 5))
+        else:
+            m.add_row(coefs, lo=at, hi=at)
+    if r.random() < 0.4:
+        # a column in no row, improving towards an infinite bound: the ray
+        # is there as soon as any point is
+        c = _rint(r, 1, 6)
+        if r.random() < 0.5:
+            m.add_col(_rint(r, -3, 3), INF, -c, r.random() < 0.7)
+        else:
+            m.add_col(-INF, _rint(r, -3, 3), c, r.random() < 0.7)
+    g = r.random()
+    ints = [j for j in range(m.n) if m.integer[j]]
+    bounded = [j for j in ints if m.lb[j] > -INF and m.ub[j] < INF]
+    if g < 0.45 and len(ints) >= 3:
+        pool = bounded if len(bounded) >= 3 and r.random() < 0.8 else ints
+        i, j, l = r.sample(pool, 3)
+        k = r.choice([2, 3, 4])
+        c = _rint(r, 1, k - 1)
+        if r.random() < 0.5:
+            # one row: k (a x_i + b x_j) = k v + c, 0 < c < k
+            a, b = _rint(r, 1, 4) * r.choice([1, -1]), _rint(r, 1, 4) * r.choice([1, -1])
+            v = _rint(r, -3, 3)
+            m.add_row({i: k * a, j: k * b}, lo=k * v + c, hi=k * v + c)
+        else:
+            # two rows, each integer-feasible alone: x_i = k x_j and x_i = k x_l + c
+            m.add_row({i: 1, j: -k}, lo=0, hi=0)
+            m.add_row({i: 1, l: -k}, lo=c, hi=c)
+    elif g < 0.55:
+        # block every ray with a box row on all unbounded columns (bounded MILP)
+        for j in range(len(x0)):
+            if m.lb[j] == -INF or m.ub[j] == INF:
+                m.add_row({j: 1}, lo=x0[j] - _rint(r, 0, 20), hi=x0[j] + _rint(r, 0, 20))
+    return m
+
+
 FAMILIES = {
     "gknap": gen_gknap,
     "eqknap": gen_eqknap,
@@ -592,6 +664,7 @@ FAMILIES = {
     "setpart": gen_setpart,
     "sched": gen_sched,
     "intfree": gen_intfree,
+    "unbdray": gen_unbdray,
     "ranged": gen_ranged,
     "prodmax": gen_prodmax,
 }

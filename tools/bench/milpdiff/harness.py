@@ -120,15 +120,34 @@ def judge_rkmate(model, names, rk, hs):
             ox = model.objective_of(x)
             if rk.get("objective") is None or not obj_close(ox, rk["objective"]):
                 probs.append(f"reported objective {rk.get('objective')} but the solution's is {ox!r}")
-    if st == "time_limit":
-        return ("disagree" if probs else "unresolved"), probs
     hst = hs["status"]
-    if hst in ("time_limit",):
+    sign = -1.0 if model.maximize else 1.0  # compare as minimisation
+    x_ok = x is not None and not any("infeasible" in p_ or "objective" in p_ for p_ in probs)
+    if st == "time_limit" or hst in ("time_limit", "error"):
+        # one side unresolved: still check what can be checked
+        if st == "time_limit" and hst == "optimal":
+            opt = hs["objective"]
+            tol = OBJ_TOL * max(1.0, abs(opt))
+            if x_ok and sign * rk["objective"] < sign * opt - tol:
+                probs.append(f"rkmate's incumbent {rk['objective']!r} beats HiGHS's optimum {opt!r}")
+            b = rk.get("bound")
+            if b is not None and sign * b > sign * opt + tol:
+                probs.append(f"rkmate's bound {b!r} is beyond the optimum {opt!r}")
+        if st == "time_limit" and hst == "infeasible" and x_ok:
+            probs.append("HiGHS says infeasible, rkmate holds a feasible point")
+        if hst == "time_limit" and st == "optimal" and rk.get("objective") is not None:
+            v = rk["objective"]
+            hb, hi = hs.get("bound"), hs.get("objective")
+            tol = OBJ_TOL * max(1.0, abs(v))
+            if hb is not None and math.isfinite(hb) and sign * v < sign * hb - tol:
+                probs.append(f"rkmate's optimum {v!r} beats HiGHS's proven bound {hb!r}")
+            if hi is not None and math.isfinite(hi) and hs.get("x_ok") and sign * v > sign * hi + tol:
+                probs.append(f"rkmate's optimum {v!r} is worse than HiGHS's incumbent {hi!r}")
+        if hst == "time_limit" and st == "infeasible" and hs.get("x_ok"):
+            probs.append("rkmate says infeasible, HiGHS holds a feasible point")
+        if hst == "error" and probs:
+            probs.append(f"HiGHS: {hs.get('note')}")
         return ("disagree" if probs else "unresolved"), probs
-    if hst == "error":
-        if probs:
-            return "disagree", probs + [f"HiGHS: {hs.get('note')}"]
-        return "unresolved", []
     if st != hst:
         probs.append(f"status: rkmate {st}, HiGHS {hst}")
     elif st == "optimal":
@@ -137,13 +156,14 @@ def judge_rkmate(model, names, rk, hs):
         b = rk.get("bound")
         if b is not None:
             tol = OBJ_TOL * max(1.0, abs(hs["objective"]))
-            if (not model.maximize and b > hs["objective"] + tol) or (model.maximize and b < hs["objective"] - tol):
+            if sign * b > sign * hs["objective"] + tol:
                 probs.append(f"rkmate's bound {b!r} is beyond the optimum {hs['objective']!r}")
     return ("disagree" if probs else "agree"), probs
 
 
 def run_case(task):
     family, seed, opts = task
+    generators.SCALE = opts.get("scale", 1.0)
     t0 = time.perf_counter()
     out = {"family": family, "seed": seed}
     work = tempfile.mkdtemp(prefix="milpdiff_")
@@ -159,6 +179,7 @@ def run_case(task):
         out["highs"] = {k: v for k, v in hs.items() if k != "x"}
         if hs.get("x") is not None:
             bad = check_solution(model, hs["x"], FEAS_TOL)
+            hs["x_ok"] = not bad
             if bad:
                 out["highs"]["solution_violations"] = bad[:5]
         rks, verdicts, problems = [], [], []
@@ -210,7 +231,8 @@ def save_case(save_dir, family, seed, path, names, model, hs, rks, out, opts):
                             if rk.get("verdict") == "disagree"],
         "reproduce": f"tools/bench/milp-diff --case {family}:{seed} --rkmate {opts['rkmate']}"
                      + (f" --seeds-per-instance {opts['seeds']}" if opts["seeds"] > 1 else "")
-                     + (f" --threads {opts['threads']}" if opts["threads"] else ""),
+                     + (f" --threads {opts['threads']}" if opts["threads"] != 1 else "")
+                     + (f" --scale {opts['scale']:g}" if opts.get("scale", 1.0) != 1.0 else ""),
     }
     with open(os.path.join(save_dir, name + ".json"), "w") as f:
         json.dump(rec, f, indent=1, default=str)
@@ -267,12 +289,18 @@ def parse_args(argv, root):
     ap.add_argument("--rkmate", default=None, help="rkmate binary (default: $RKMATE, then build*/tools/rkmate/rkmate)")
     ap.add_argument("--gen", default=None, help="milp-diff-gen binary (family checkmate; default: beside the rkmate build)")
     ap.add_argument("--time-limit", type=float, default=20.0, help="seconds per solve, both solvers (default 20)")
-    ap.add_argument("--threads", type=int, default=0, help="--threads passed to rkmate (default: rkmate's)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="--threads passed to rkmate (default 1, so that --jobs bounds the cores used; "
+                         "0: rkmate's own default, all cores)")
     ap.add_argument("--seeds-per-instance", type=int, default=1, metavar="K",
                     help="also run rkmate with --seed 1..K-1 on every instance; each must agree")
     ap.add_argument("--save", default=None, help="folder for disagreements (default milp-diff-failures/ in the source root)")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply the upper ends of the generators' size ranges (default 1; 2: larger, slower cases)")
     ap.add_argument("--case", action="append", default=[], metavar="FAMILY:SEED",
                     help="run just these cases (repeatable), printing their details")
+    ap.add_argument("--extra-case", action="append", default=[], metavar="FAMILY:SEED",
+                    help="run these cases too, besides the --count generated ones (known regressions)")
     ap.add_argument("--report", default=None, help="write the per-family counts as JSON to this file")
     ap.add_argument("--quiet", action="store_true", help="no progress on stderr")
     a = ap.parse_args(argv)
@@ -296,21 +324,24 @@ def parse_args(argv, root):
 
 def tasks_of(a):
     opts = {"rkmate": a.rkmate, "gen": a.gen, "time_limit": a.time_limit, "threads": a.threads,
-            "seeds": a.seeds_per_instance, "save": a.save}
-    if a.case:
+            "seeds": a.seeds_per_instance, "save": a.save, "scale": a.scale}
+    def parse(cases):
         out = []
-        for c in a.case:
+        for c in cases:
             fam, _, s = c.partition(":")
             if fam not in ALL_FAMILIES or not s.isdigit():
-                raise SystemExit(f"milp-diff: --case wants FAMILY:SEED, got '{c}'")
+                raise SystemExit(f"milp-diff: a case is FAMILY:SEED, got '{c}'")
             out.append((fam, int(s), opts))
         return out
+
+    if a.case:
+        return parse(a.case)
     nf = len(a.fams)
     out = []
     for k in range(a.count):
         fam = a.fams[k % nf]
         out.append((fam, a.seed * 1000000 + k // nf, opts))
-    return out
+    return out + [t for t in parse(a.extra_case) if t[:2] not in {o[:2] for o in out}]
 
 
 def main(argv, root):
@@ -324,7 +355,7 @@ def main(argv, root):
     progress = not a.quiet and sys.stderr.isatty()
 
     def account(res):
-        if a.case:
+        if a.case and not a.quiet:
             print(json.dumps(res, indent=1, default=str))
         f = res["family"]
         s = stats.setdefault(f, {"cases": 0, "agree": 0, "disagree": 0, "unresolved": 0, "time_s": 0.0,
@@ -391,7 +422,8 @@ def _progress(on, k, n, nd, t0, res):
 def print_report(stats, wall, a):
     hdr = f"{'family':<10} {'cases':>6} {'agree':>6} {'disagree':>8} {'unresolved':>10} {'opt':>6} {'infeas':>6} {'unbd':>5} {'nodes>1':>7} {'time_s':>8}"
     print(f"milp-diff: rkmate {a.rkmate}, {a.seeds_per_instance} rkmate seed(s) per instance, "
-          f"time limit {a.time_limit:g} s, {a.jobs} job(s)")
+          f"{a.threads or 'default'} rkmate thread(s), time limit {a.time_limit:g} s, {a.jobs} job(s)"
+          + (f", sizes x{a.scale:g}" if a.scale != 1.0 else ""))
     print(hdr)
     tot = {k: 0 for k in ("cases", "agree", "disagree", "unresolved", "optimal", "infeasible", "unbounded", "searched")}
     tt = 0.0

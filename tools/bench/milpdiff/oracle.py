@@ -136,7 +136,10 @@ def solve(model, time_limit=20.0):
             res["note"] += f"; zero-objective run {ms2}"
     elif ms == MS.kTimeLimit:
         res["status"] = "time_limit"
-        if x is not None and math.isfinite(info.objective_function_value):
+        if x is not None and info.primal_solution_status == 2 and math.isfinite(info.objective_function_value):
             res["objective"] = info.objective_function_value
+            res["x"] = x
+        if any(model.integer) and math.isfinite(info.mip_dual_bound):
+            res["bound"] = info.mip_dual_bound
     res["time_s"] = time.perf_counter() - t0
     return res
