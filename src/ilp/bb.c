@@ -753,6 +753,37 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     return st;
 }
 
+/* Whether lp has an integer point (its objective dropped): *st becomes
+ * RK_MILP_UNBOUNDED (one exists), RK_MILP_INFEASIBLE or RK_MILP_TIME_LIMIT
+ * (undecided); the caller's limits hold. */
+static rk_status bb_feasibility(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_milp_status *st) {
+    double *zero = calloc((size_t)(lp->n ? lp->n : 1), sizeof *zero);
+    rk_lp *f = zero ? rk_lp_assemble(lp, lp->n, NULL, zero, lp->col_lb, lp->col_ub, lp->m, NULL, lp->row_lb,
+                                     lp->row_ub, c->row_start, c->row_idx, c->row_val)
+                    : NULL;
+    free(zero);
+    if (!f) return rk_fail(c->err, RK_ENOMEM, "branch-and-bound: out of memory");
+    rk_milp_params q;
+    rk_milp_params_default(&q);
+    q.threads = p->threads;
+    q.seed = p->seed;
+    q.node_limit = p->node_limit;
+    if (p->time_limit > 0) q.time_limit = fmax(p->time_limit - bb_elapsed(c), 1e-3);
+    rk_milp_result r;
+    rk_status rs = bb_search(f, &q, &r, c->err, 1);
+    rk_lp_free(f);
+    if (rs == RK_OK) {
+        *st = r.status == RK_MILP_OPTIMAL ? RK_MILP_UNBOUNDED
+              : r.status == RK_MILP_INFEASIBLE ? RK_MILP_INFEASIBLE
+                                                : RK_MILP_TIME_LIMIT;
+        if (r.status == RK_MILP_TIME_LIMIT && r.has_solution) *st = RK_MILP_UNBOUNDED;
+        c->nodes += r.nodes;
+        c->lp_iter_base += r.iterations;
+    }
+    rk_milp_result_free(&r);
+    return rs;
+}
+
 static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err, int sub) {
     rk_milp_params defp;
     if (!p) {
@@ -817,7 +848,21 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             goto infeasible;
         }
         if (st == RK_LP_UNBOUNDED) {
-            bb_fill_result(&c, res, RK_MILP_UNBOUNDED, -INFINITY);
+            /* unbounded relaxation: the MILP is unbounded if it has an
+             * integer point at all (rational data), else infeasible */
+            rk_milp_status fs = RK_MILP_TIME_LIMIT;
+            rk_status rs2 = bb_feasibility(&c, lp, p, &fs);
+            if (rs2 != RK_OK) {
+                bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
+                bb_ctx_free(&c);
+                return rs2;
+            }
+            if (fs == RK_MILP_INFEASIBLE && bb_debug_active(&c)) {
+                bb_debug_fail(&c, "the feasibility search of an unbounded relaxation", "no integer point found");
+                goto debug_failed;
+            }
+            bb_fill_result(&c, res, fs, fs == RK_MILP_INFEASIBLE ? INFINITY : -INFINITY);
+            if (fs == RK_MILP_UNBOUNDED) res->objective = c.sense * -INFINITY;
             bb_ctx_free(&c);
             return RK_OK;
         }

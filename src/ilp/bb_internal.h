@@ -17,6 +17,7 @@
 
 #define BB_INT_TOL 1e-6     /* integrality tolerance */
 #define BB_FEAS_TOL 1e-6    /* row feasibility of an incumbent (relative: bb_check_solution) */
+#define BB_CLEAN_TOL 1e-9   /* a candidate missing a row by more is re-solved without scaling */
 #define BB_RELIABLE 4       /* observations after which a pseudocost is trusted (reliability branching) */
 
 /* A bound change relative to the root bounds. */

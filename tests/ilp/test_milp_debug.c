@@ -246,6 +246,50 @@ END_TEST
 START_TEST(test_fixnet6_seeds_threads) { assert_seeds_threads("fixnet6", 3983); }
 END_TEST
 
+/* ------------------------------------------- differential regressions */
+
+/* Each disagreement with HiGHS that tools/bench/milp-diff found and that was
+ * fixed (tests/data/milp_regress/diff, EXPECTED.tsv: HiGHS's status and
+ * objective): rkmate's answer now agrees, on seeds 0-2. */
+START_TEST(test_diff_regressions) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/milp_regress/diff/EXPECTED.tsv", ilp_testdata());
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "%s", path);
+    char line[512];
+    int cases = 0;
+    while (fgets(line, sizeof line, f)) {
+        char name[128], status[32], obj[64];
+        if (line[0] == '#' || sscanf(line, "%127s %31s %63s", name, status, obj) != 3) continue;
+        char file[160];
+        snprintf(file, sizeof file, "%s.mps", name);
+        rk_lp *lp = ilp_read_data_mps("milp_regress/diff", file);
+        for (unsigned seed = 0; seed < 3; seed++) {
+            rk_milp_params p;
+            rk_milp_params_default(&p);
+            p.seed = seed;
+            p.time_limit = 60;
+            rk_milp_result r;
+            rk_error err;
+            ck_assert_msg(rk_milp_solve(lp, &p, &r, &err) == RK_OK, "%s: %s", name, err.msg);
+            ck_assert_msg(strcmp(rk_milp_status_name(r.status), status) == 0, "%s seed %u: status %s, HiGHS %s", name,
+                          seed, rk_milp_status_name(r.status), status);
+            if (r.status == RK_MILP_OPTIMAL) {
+                double want = strtod(obj, NULL);
+                ck_assert_msg(fabs(r.objective - want) <= 1e-6 * fmax(1.0, fabs(want)), "%s: objective %.17g, HiGHS %s",
+                              name, r.objective, obj);
+                ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
+            }
+            rk_milp_result_free(&r);
+        }
+        rk_lp_free(lp);
+        cases++;
+    }
+    fclose(f);
+    ck_assert_int_ge(cases, 4);
+}
+END_TEST
+
 int main(void) {
     load_optima();
     Suite *s = suite_create("milp_debug");
@@ -257,6 +301,7 @@ int main(void) {
     tcase_add_test(t, test_solution_files);
     tcase_add_test(t, test_qnet1_seeds_threads);
     tcase_add_test(t, test_fixnet6_seeds_threads);
+    tcase_add_test(t, test_diff_regressions);
     tcase_add_loop_test(t, test_debug_miplib, 0, n_inst > 0 ? n_inst : 1);
     suite_add_tcase(s, t);
     SRunner *sr = srunner_create(s);
