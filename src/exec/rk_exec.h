@@ -1,4 +1,5 @@
-/* rk_exec.h — public C API of the libtorch part of rkmate: the rk-GB tracing
+/* rk_exec.h — public C API of the libtorch part of rkmate (built against
+ * libtorch 2.x: PyPI's torch 2.11 in the project's .venv): the rk-GB tracing
  * front end (TorchScript model -> measured chain of CD-graphs) and the rk-Exec
  * executor (run a schedule as a real training step, check its gradients and
  * measure its memory and time against the plain PyTorch step).
@@ -29,9 +30,10 @@ typedef struct {
     const char *model_path;      /* TorchScript file (torch.jit.trace(...).save) */
     int n_inputs;
     const char *inputs[RK_EXEC_MAX_INPUTS]; /* "4x64:int64", "2x3x32x32:float32" */
-    const char *input_file;      /* NULL, or raw little-endian C-contiguous data of every
-                                    input in order (the exporters' PATH.inputs.bin) */
-    const char *device;          /* "cpu" (default) or "cuda" */
+    const char *input_file;      /* NULL, or a torch.save file of a tensor or a list/tuple of
+                                    tensors: the inputs (the exporters' PATH.inputs.pt);
+                                    inputs[], if any, must then describe them */
+    const char *device;          /* "cpu" (default), "cuda" or "cuda:N" */
     uint64_t seed;               /* seeds random inputs (when no input file) and the
                                     generator before each step (dropout) */
     int measure_runs;            /* timed runs per compute node (median); 0 = default 3; fewer when a

@@ -32,8 +32,8 @@ static int parse_common(const char *cmd, int c, const char *arg, common_opts *co
         return 0;
     case OPT_INPUT_FILE: co->ex.input_file = arg; return 0;
     case OPT_DEVICE:
-        if (strcmp(arg, "cpu") && strcmp(arg, "cuda"))
-            return cli_usage_error(cmd, "--device %s: expected cpu or cuda", arg);
+        if (strcmp(arg, "cpu") && strcmp(arg, "cuda") && strncmp(arg, "cuda:", 5))
+            return cli_usage_error(cmd, "--device %s: expected cpu, cuda or cuda:N", arg);
         co->ex.device = arg;
         return 0;
     case OPT_QUIET: co->quiet = 1; return 0;
@@ -95,11 +95,12 @@ static int cmd_trace(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
         if (c == 'o') { out = optarg; continue; }
         if (c == OPT_HELP) {
-            printf("usage: rkmate trace MODEL.pt --input SHAPE:DTYPE [--input ...] [--input-file INPUTS.bin]\n"
-                   "                    [--device cpu] [--seed N] [--runs N] [--verify] -o CHAIN.rkg [--quiet] [--json]\n\n"
+            printf("usage: rkmate trace MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
+                   "                    [--device cpu|cuda] [--seed N] [--runs N] [--verify] -o CHAIN.rkg [--quiet] [--json]\n\n"
                    "Load a TorchScript model (torch.jit.trace(...).save), run it on example inputs (random\n"
-                   "values of the given shapes and dtypes, int inputs in [0, 10), or the raw data of\n"
-                   "--input-file), simplify its graph to one node per allocation, cut it into blocks, and\n"
+                   "values of the given shapes and dtypes, int inputs in [0, 10), or the tensors of\n"
+                   "--input-file: torch.save of a tensor or a list of tensors; --input, if also given, must\n"
+                   "describe them), simplify its graph to one node per allocation, cut it into blocks, and\n"
                    "write the measured chain of CD-graphs.  --json prints the statistics on stdout.\n"
                    "--runs N: timed runs per node (median; default 3).  --verify: also run the plain module\n"
                    "and all blocks forward, and check the outputs are equal bit for bit.\n");
@@ -111,7 +112,8 @@ static int cmd_trace(int argc, char **argv) {
     }
     if (optind + 1 != argc) return cli_usage_error(cmd, "expected one MODEL.pt (see 'rkmate trace --help')");
     if (!out) return cli_usage_error(cmd, "missing -o CHAIN.rkg");
-    if (co.ex.n_inputs == 0) return cli_usage_error(cmd, "missing --input SHAPE:DTYPE");
+    if (co.ex.n_inputs == 0 && !co.ex.input_file)
+        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE or --input-file INPUTS.pt");
     co.ex.model_path = argv[optind];
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
@@ -200,13 +202,14 @@ static int cmd_run(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         if (c == OPT_HELP) {
             printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg [--input SHAPE:DTYPE ...]\n"
-                   "                  [--input-file INPUTS.bin] [--seed N] [--iters N] [--check] [--json]\n"
+                   "                  [--input-file INPUTS.pt] [--device cpu|cuda] [--seed N] [--iters N] [--check] [--json]\n"
                    "                  [--loss sum|mean]\n\n"
                    "Replay the schedule with the simulator (invalid schedules are refused), then run it as a\n"
                    "real training step (forward, loss = sum or mean of the output, backward) and the plain\n"
                    "PyTorch step in the same process; report peak activation memory and step time of both.\n"
                    "--check compares every parameter gradient and the output with the plain step.\n"
-                   "Without --input, the inputs, input file and seed recorded in the chain are used.\n");
+                   "Without --input or --input-file, the inputs, input file and seed recorded in the chain\n"
+                   "are used.\n");
             return CLI_OK;
         }
         if (c == OPT_CHAIN) { chain_path = optarg; continue; }
@@ -230,7 +233,7 @@ static int cmd_run(int argc, char **argv) {
     /* No --input: take the inputs, input file and seed the chain was traced with
      * (its "model" text is "MODEL.pt --input SPEC ... [--input-file F] --seed N"). */
     char *model_text = NULL;
-    if (co.ex.n_inputs == 0 && ch.model) {
+    if (co.ex.n_inputs == 0 && !co.ex.input_file && ch.model) {
         model_text = strdup(ch.model);
         char *save = NULL, *tok = model_text ? strtok_r(model_text, " ", &save) : NULL;
         while (tok && (tok = strtok_r(NULL, " ", &save))) {
@@ -241,10 +244,10 @@ static int cmd_run(int argc, char **argv) {
             else if (!strcmp(tok, "--seed")) co.ex.seed = strtoull(val, NULL, 10);
         }
     }
-    if (co.ex.n_inputs == 0) {
+    if (co.ex.n_inputs == 0 && !co.ex.input_file) {
         free(model_text);
         rk_chain_free(&ch);
-        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE (and the chain does not say)");
+        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE or --input-file (and the chain does not say)");
     }
     rk_schedule sc;
     rk_schedule_init(&sc);
@@ -296,7 +299,8 @@ static int cmd_optimize(int argc, char **argv) {
     while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
         if (c == OPT_HELP) {
             printf("usage: rkmate optimize MODEL.pt --input SHAPE:DTYPE [...] --budget B [--algo ALGO]\n"
-                   "                       [--input-file INPUTS.bin] [--seed N] [--runs N] [--iters N] [--check]\n"
+                   "                       [--input-file INPUTS.pt] [--device cpu|cuda] [--seed N] [--runs N] [--iters N]\n"
+                   "                       [--check]\n"
                    "                       [--loss sum|mean] [--json] [-o SCHEDULE.rks] [--chain-out CHAIN.rkg]\n\n"
                    "Trace the model, solve at the budget, replay the schedule with the simulator, run it as\n"
                    "a real training step beside the plain PyTorch step and report both.  B is bytes (800MB,\n"
@@ -316,7 +320,8 @@ static int cmd_optimize(int argc, char **argv) {
         if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate optimize --help')");
     }
     if (optind + 1 != argc) return cli_usage_error(cmd, "expected one MODEL.pt (see 'rkmate optimize --help')");
-    if (co.ex.n_inputs == 0) return cli_usage_error(cmd, "missing --input SHAPE:DTYPE");
+    if (co.ex.n_inputs == 0 && !co.ex.input_file)
+        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE or --input-file INPUTS.pt");
     if (!budget_text) return cli_usage_error(cmd, "missing --budget B (bytes, or a percentage such as 50%%)");
     int algo = rk_solve_algo_parse(algo_name);
     if (algo < 0)

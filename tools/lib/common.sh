@@ -4,9 +4,14 @@
 
 RKMATE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
-# Packages for building and testing; torch ones for src/exec and the models.
+# Packages for building and testing.  PyTorch (src/exec, the model exporters,
+# the exec tests) is PyPI's, in the project's virtual environment: see
+# rk_ensure_venv and tools/requirements-torch.txt.  No Debian torch package is
+# needed any more (the variable stays for scripts that still name it).
 RKMATE_BUILD_PACKAGES="gcc g++ meson ninja-build pkg-config check libsubunit-dev libjansson-dev zlib1g-dev python3 python3-venv"
-RKMATE_TORCH_PACKAGES="libtorch-dev python3-torch python3-torchvision"
+RKMATE_TORCH_PACKAGES=""
+RKMATE_TEST_REQUIREMENTS="$RKMATE_ROOT/tools/requirements-test.txt"
+RKMATE_TORCH_REQUIREMENTS="$RKMATE_ROOT/tools/requirements-torch.txt"
 
 # nvcc lives outside PATH on the CUDA toolkit images.
 if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
@@ -44,36 +49,43 @@ rk_build() {
     ninja -C "$dir" >&2
 }
 
-# A Python interpreter that has torch (Debian's under /usr/bin first).
-rk_torch_python() {
-    for py in /usr/bin/python3 python3; do
-        if command -v "$py" >/dev/null 2>&1 && "$py" -c "import torch" >/dev/null 2>&1; then
-            command -v "$py"; return 0
-        fi
-    done
-    return 1
-}
-
 # rk_ensure_venv REQUIREMENTS... : the project's own virtual environment
 # (.venv, ignored by git) with the PyPI packages of the given requirement
-# files installed; idempotent (a stamp holds the requirements' hash).
+# files installed; idempotent: the stamp file lists the hash of every set of
+# requirement files installed so far, so callers that ask for different sets
+# (tools/test: test + torch; a benchmark: test only) do not reinstall each
+# other's.  Logs the time and the venv's size after an install.
 # Prints the venv's python.
 RKMATE_VENV="$RKMATE_ROOT/.venv"
 rk_ensure_venv() {
     rk_ensure_packages python3 python3-venv
     local py="$RKMATE_VENV/bin/python"
+    local t0=$SECONDS
     if [ ! -x "$py" ]; then
         rk_log "creating the virtual environment $RKMATE_VENV"
         python3 -m venv "$RKMATE_VENV" >&2
     fi
     local want
     want=$(cat "$@" | sha256sum | cut -d' ' -f1)
-    if [ "$(cat "$RKMATE_VENV/.rkmate-stamp" 2>/dev/null)" != "$want" ]; then
-        local args=()
-        for f in "$@"; do args+=(-r "$f"); done
-        rk_log "installing into $RKMATE_VENV: $*"
-        "$py" -m pip install -q --disable-pip-version-check "${args[@]}" >&2
-        echo "$want" > "$RKMATE_VENV/.rkmate-stamp"
+    if ! grep -qx "$want" "$RKMATE_VENV/.rkmate-stamp" 2>/dev/null; then
+        # One pip at a time in the venv (tools/test and a benchmark may start together).
+        (
+            flock 9
+            if ! grep -qx "$want" "$RKMATE_VENV/.rkmate-stamp" 2>/dev/null; then
+                local args=()
+                for f in "$@"; do args+=(-r "$f"); done
+                rk_log "installing into $RKMATE_VENV: $*"
+                "$py" -m pip install -q --disable-pip-version-check "${args[@]}" >&2 || exit 1
+                echo "$want" >> "$RKMATE_VENV/.rkmate-stamp"
+                rk_log "virtual environment ready in $((SECONDS - t0)) s ($(du -sh "$RKMATE_VENV" 2>/dev/null | cut -f1))"
+            fi
+        ) 9>"$RKMATE_VENV/.rkmate-lock" || { rk_log "pip install failed"; return 1; }
     fi
     echo "$py"
+}
+
+# The Python with the project's torch: the venv with the test and torch
+# requirements (created or completed when needed).  Prints its path.
+rk_torch_python() {
+    rk_ensure_venv "$RKMATE_TEST_REQUIREMENTS" "$RKMATE_TORCH_REQUIREMENTS"
 }

@@ -3,7 +3,8 @@
 Owns: the common command line (--out, --dtype, --seed, --threads, --no-check),
 making example inputs, tracing a model in train mode with torch.jit.trace,
 checking the traced graph (no control flow left), writing the model, its
-example inputs (PATH.inputs.pt, PATH.inputs.bin, PATH.inputs.txt) and a
+example inputs (PATH.inputs.pt: torch.save of the list of tensors, which
+`rkmate trace --input-file` reads; PATH.inputs.txt: their specs) and a
 metadata file (PATH.meta.json), reloading the file for a forward+backward
 self-check, and printing the `rkmate trace ...` command on stdout.
 
@@ -14,9 +15,7 @@ Everything except that one command line goes to stderr, so that
 import argparse
 import json
 import os
-import pickle
 import sys
-import types
 import time
 import warnings
 
@@ -24,8 +23,8 @@ try:
     import torch
 except ImportError:  # pragma: no cover - message for the wrong interpreter
     sys.stderr.write(
-        "error: this Python (%s) has no torch; run the exporters with an interpreter "
-        "that imports torch (Debian: /usr/bin/python3)\n" % sys.executable)
+        "error: this Python (%s) has no torch; run the exporters with the project's "
+        "virtual environment (.venv/bin/python, made by tools/test or tools/run)\n" % sys.executable)
     sys.exit(2)
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -105,41 +104,12 @@ def make_parser(description, default_out):
     return p
 
 
-class _CppPickler(pickle._Pickler):
-    """pickle's pure-Python pickler, but a list or dict of one element is written
-    with MARK ... APPENDS / SETITEMS like longer ones: libtorch 1.13's C++
-    unpickler (torch::pickle_load) does not know the single-item APPEND opcode."""
-
-    def _batch_appends(self, items):
-        items = list(items)
-        if not items:
-            return
-        self.write(pickle.MARK)
-        for x in items:
-            self.save(x)
-        self.write(pickle.APPENDS)
-
-    def _batch_setitems(self, items):
-        items = list(items)
-        if not items:
-            return
-        self.write(pickle.MARK)
-        for k, v in items:
-            self.save(k)
-            self.save(v)
-        self.write(pickle.SETITEMS)
-
-
-_cpp_pickle_module = types.ModuleType("rkmate_cpp_pickle")
-_cpp_pickle_module.Pickler = _CppPickler
-
-
-def save_for_cpp(obj, path):
-    """torch.save(obj, path) in a form that both torch.load and libtorch's
-    torch::pickle_load read (tensors, lists, dicts with str keys, numbers,
-    strings, None); written atomically."""
+def save_atomic(obj, path):
+    """torch.save(obj, path), written atomically (PATH.tmp, then renamed).
+    libtorch 2.x reads these files (torch::jit::pickle_load), so rkmate's
+    --input-file takes them as they are."""
     tmp = path + ".tmp"
-    torch.save(obj, tmp, pickle_module=_cpp_pickle_module)
+    torch.save(obj, tmp)
     os.replace(tmp, path)
 
 
@@ -265,29 +235,24 @@ def plain_loss(result):
 
 
 def write_inputs(path_pt, inputs):
-    """PATH.inputs.pt (torch.save of a list of tensors), PATH.inputs.bin (raw
-    C-contiguous little-endian data of each input, concatenated in order) and
-    PATH.inputs.txt (one line: the specs, space-separated, e.g. '4x64:int64')."""
+    """PATH.inputs.pt (torch.save of the list of input tensors, read by
+    `rkmate trace --input-file` and by torch.load) and PATH.inputs.txt (one
+    line: the specs, space-separated, e.g. '4x64:int64')."""
     base = path_pt[:-3]
-    save_for_cpp([t.detach().clone().contiguous() for t in inputs], base + ".inputs.pt")
-    if sys.byteorder != "little":
-        die("writing PATH.inputs.bin needs a little-endian machine", 1)
-    with open(base + ".inputs.bin.tmp", "wb") as f:
-        for t in inputs:
-            f.write(t.detach().contiguous().numpy().tobytes())
-    os.replace(base + ".inputs.bin.tmp", base + ".inputs.bin")
+    save_atomic([t.detach().clone().contiguous() for t in inputs], base + ".inputs.pt")
     with open(base + ".inputs.txt.tmp", "w") as f:
         f.write(" ".join(spec_of(t) for t in inputs) + "\n")
     os.replace(base + ".inputs.txt.tmp", base + ".inputs.txt")
-    return [base + ".inputs.pt", base + ".inputs.bin", base + ".inputs.txt"]
+    return [base + ".inputs.pt", base + ".inputs.txt"]
 
 
 def trace_command(path_pt, inputs):
+    """The rkmate command that traces the model on the exported inputs."""
     rkg = path_pt[:-3] + ".rkg"
     parts = ["rkmate", "trace", path_pt]
     for t in inputs:
         parts += ["--input", spec_of(t)]
-    parts += ["-o", rkg]
+    parts += ["--input-file", path_pt[:-3] + ".inputs.pt", "-o", rkg]
     return " ".join(parts)
 
 

@@ -1,10 +1,10 @@
 #!/bin/sh
 # export_all.sh — export every example model (test-sized defaults) into DIR:
 # gpt2.pt, resnet.pt, regnet.pt, mixer.pt, transformer.pt, each with its
-# .inputs.{pt,bin,txt} and .meta.json, and print one `rkmate trace ...`
+# .inputs.{pt,txt} and .meta.json, and print one `rkmate trace ...`
 # command per model on stdout.  Extra arguments are passed to every exporter
-# (e.g. --dtype float64).  The Python is $RKMATE_PYTHON if set, else
-# /usr/bin/python3 if it imports torch, else the first python3 in PATH that does.
+# (e.g. --dtype float64).  The Python is $RKMATE_PYTHON if set, else the
+# project's .venv/bin/python (torch 2.11 from tools/requirements-torch.txt).
 set -eu
 
 usage() {
@@ -32,23 +32,12 @@ if [ -n "${RKMATE_PYTHON:-}" ]; then
         exit 2
     fi
     py=$RKMATE_PYTHON
-elif [ -x /usr/bin/python3 ] && has_torch /usr/bin/python3; then
-    py=/usr/bin/python3
-else
-    # every python3 in PATH, in order
-    oldifs=$IFS
-    IFS=:
-    for d in $PATH; do
-        if [ -x "$d/python3" ] && has_torch "$d/python3"; then
-            py=$d/python3
-            break
-        fi
-    done
-    IFS=$oldifs
+elif has_torch "$here/../../.venv/bin/python"; then
+    py=$here/../../.venv/bin/python
 fi
 if [ -z "$py" ]; then
-    echo "error: no Python with torch and torchvision found (tried /usr/bin/python3 and every python3 in PATH);" >&2
-    echo "       install them (Debian: apt-get install python3-torch python3-torchvision) or set RKMATE_PYTHON" >&2
+    echo "error: no Python with torch and torchvision: the project's .venv has none (tools/test or" >&2
+    echo "       tools/run creates it with tools/requirements-torch.txt), and RKMATE_PYTHON is not set" >&2
     exit 2
 fi
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """gpt2.py — a GPT-2 language model in plain torch.nn (no HuggingFace), exported
 with torch.jit.trace in train mode (dropout on).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """mixer.py — an MLP-Mixer (Tolstikhin et al. 2021) in plain torch.nn, exported
 with torch.jit.trace in train mode.
 

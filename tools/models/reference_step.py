@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """reference_step.py — one plain training step of a TorchScript model, the
 reference that rkmate's executor is compared against.
 
@@ -6,8 +6,7 @@ Loads MODEL.pt (torch.jit.load), puts it in train mode, seeds the default
 generators with --seed right before the forward (so dropout draws the same
 masks as any run that seeds the same way), runs forward, loss = output.sum()
 (for tuples: the sum of the sums of the floating-point outputs), backward, and
-with --save-grads OUT.pt saves (torch.save, in a form that libtorch's
-torch::pickle_load also reads) a dict:
+with --save-grads OUT.pt saves (torch.save) a dict:
 
   "outputs":      list of output tensors (detached, on CPU)
   "loss":         0-d tensor
@@ -23,8 +22,8 @@ interpreter runs op by op and autograd records each op exactly as eager
 PyTorch does, which is what an op-by-op executor reproduces bit for bit.
 --optimized uses the default (profiling) graph executor instead.
 
-Inputs (in this order of preference): --inputs FILE (.pt: torch.save of a
-list of tensors; .bin: raw concatenated data described by --input), else
+Inputs (in this order of preference): --inputs FILE (torch.save of a tensor
+or a list of tensors, as rkmate's --input-file), else
 MODEL.inputs.pt written by the exporters if it matches --input, else random
 tensors from --seed (floats: standard normal; integers: uniform in
 [0, --int-high)). Prints the step time, and the step's peak memory above the
@@ -48,26 +47,6 @@ def load_inputs(args, specs):
         path = args.inputs
         if not os.path.exists(path):
             die("--inputs %s: no such file" % path)
-        if path.endswith(".bin"):
-            if not specs:
-                die("--inputs %s: a raw .bin file needs --input SHAPE:DTYPE for each tensor" % path)
-            data = open(path, "rb").read()
-            out, off = [], 0
-            for shape, dtype in specs:
-                n = 1
-                for s in shape:
-                    n *= s
-                nbytes = n * torch.empty((), dtype=dtype).element_size()
-                if off + nbytes > len(data):
-                    die("--inputs %s: file has %d bytes, the --input specs need more (at least %d)"
-                        % (path, len(data), off + nbytes))
-                buf = bytearray(data[off:off + nbytes])
-                out.append(torch.frombuffer(buf, dtype=dtype).reshape(shape).clone()
-                           if nbytes else torch.empty(shape, dtype=dtype))
-                off += nbytes
-            if off != len(data):
-                die("--inputs %s: file has %d bytes, the --input specs describe %d" % (path, len(data), off))
-            return out, path
         try:
             loaded = torch.load(path)
         except Exception as e:  # noqa: BLE001 - report any unpickling failure as bad input
@@ -123,7 +102,7 @@ def main(argv=None):
     p.add_argument("model", metavar="MODEL.pt", help="TorchScript module (torch.jit.trace(...).save)")
     p.add_argument("--input", action="append", default=[], metavar="SHAPE:DTYPE",
                    help="an input, e.g. 4x64:int64 (repeat for each input, in order)")
-    p.add_argument("--inputs", metavar="FILE", help="input tensors: .pt (list of tensors) or raw .bin")
+    p.add_argument("--inputs", metavar="FILE", help="input tensors: a torch.save file (a tensor or a list of tensors)")
     p.add_argument("--seed", type=common.nonneg_int, default=0,
                    help="torch.manual_seed before the forward (default %(default)s)")
     p.add_argument("--int-high", type=common.positive_int, default=100,
@@ -206,7 +185,7 @@ def main(argv=None):
         "step_seconds": step_s,
     }
     if args.save_grads:
-        common.save_for_cpp(result, args.save_grads)
+        common.save_atomic(result, args.save_grads)
 
     print("model: %s" % args.model)
     print("inputs: %s from %s" % (" ".join(common.spec_of(t) for t in inputs), source))

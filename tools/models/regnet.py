@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """regnet.py — a torchvision RegNet (default regnet_y_400mf), exported with
 torch.jit.trace in train mode (batch norm in training mode).
 

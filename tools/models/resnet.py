@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """resnet.py — a torchvision ResNet (18/34/50/101/152), exported with
 torch.jit.trace in train mode (batch norm in training mode, updating its
 running statistics).

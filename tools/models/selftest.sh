@@ -1,22 +1,24 @@
 #!/bin/sh
-# selftest.sh — smoke test of the model exporters: export every model with
-# test-sized defaults into a temporary directory (each exporter reloads its
-# file and runs forward+backward, and fails on prim::If/Loop), check the
+# selftest.sh [PYTHON] — smoke test of the model exporters: export every model
+# with test-sized defaults into a temporary directory (each exporter reloads
+# its file and runs forward+backward, and fails on prim::If/Loop), check the
 # printed `rkmate trace` commands and side files, and run reference_step.py
 # twice on GPT2 to check that the step is reproducible bit for bit.
-# Exit 0 ok, 1 failure, 77 (meson's "skipped") when no Python has torch.
+# PYTHON: the first argument (meson passes the Python of the build's torch),
+# else $RKMATE_PYTHON, else the project's .venv/bin/python.
+# Exit 0 ok, 1 failure, 77 (meson's "skipped") when that Python has no torch.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
 py=""
-for cand in ${RKMATE_PYTHON:-} /usr/bin/python3 python3; do
-    if "$cand" -c 'import torch, torchvision' >/dev/null 2>&1; then
+for cand in "${1:-}" "${RKMATE_PYTHON:-}" "$here/../../.venv/bin/python"; do
+    if [ -n "$cand" ] && "$cand" -c 'import torch, torchvision' >/dev/null 2>&1; then
         py=$cand
         break
     fi
 done
 if [ -z "$py" ]; then
-    echo "skip: no Python with torch and torchvision" >&2
+    echo "skip: no Python with torch and torchvision (the project's .venv: tools/test makes it)" >&2
     exit 77
 fi
 
@@ -35,7 +37,7 @@ if [ "$n" != 5 ]; then
     exit 1
 fi
 for m in gpt2 resnet regnet mixer transformer; do
-    for f in "$m.pt" "$m.inputs.pt" "$m.inputs.bin" "$m.inputs.txt" "$m.meta.json"; do
+    for f in "$m.pt" "$m.inputs.pt" "$m.inputs.txt" "$m.meta.json"; do
         if [ ! -s "$tmp/$f" ]; then
             echo "FAIL: $f missing or empty" >&2
             exit 1
@@ -43,7 +45,7 @@ for m in gpt2 resnet regnet mixer transformer; do
     done
     # the inputs in the command line are those of the .inputs.txt line
     want=$(sed 's/^/--input /; s/ / --input /g; s/--input --input/--input/g' "$tmp/$m.inputs.txt")
-    grep -q -- "rkmate trace $tmp/$m.pt $want -o $tmp/$m.rkg" "$tmp/commands.txt" || {
+    grep -q -- "rkmate trace $tmp/$m.pt $want --input-file $tmp/$m.inputs.pt -o $tmp/$m.rkg" "$tmp/commands.txt" || {
         echo "FAIL: $m: trace command does not match $m.inputs.txt ($want)" >&2
         exit 1
     }
@@ -52,7 +54,7 @@ grep -q '"nodes_inlined": 206' "$tmp/gpt2.meta.json" || echo "note: GPT2 node co
 
 spec=$(cat "$tmp/gpt2.inputs.txt")
 "$py" "$here/reference_step.py" "$tmp/gpt2.pt" --input "$spec" --save-grads "$tmp/a.pt" >/dev/null
-"$py" "$here/reference_step.py" "$tmp/gpt2.pt" --input "$spec" --inputs "$tmp/gpt2.inputs.bin" \
+"$py" "$here/reference_step.py" "$tmp/gpt2.pt" --input "$spec" --inputs "$tmp/gpt2.inputs.pt" \
     --save-grads "$tmp/b.pt" >/dev/null
 "$py" - "$tmp/a.pt" "$tmp/b.pt" <<'EOF'
 import sys

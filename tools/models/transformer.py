@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """transformer.py — torch.nn.Transformer (encoder-decoder) with a small
 d_model, exported with torch.jit.trace in train mode (dropout on).
 

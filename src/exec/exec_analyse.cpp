@@ -1,0 +1,394 @@
+// exec_analyse.cpp — the node interpreter and rk-GB's analysis run: the
+// inlined TorchScript graph runs once on the example inputs, node by node
+// (prim::Constant / GetAttr / list and tuple constructs by hand, everything
+// else through the node's registered operation), and each node is classified
+// by what it produced: static, view, in-place, list construct, or a real op
+// allocating one new tensor (a group).  Random nodes are found by the
+// generator state they consume.  Also the error helpers every file uses.
+#include <torch/script.h>
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+[[noreturn]] void fail(rk_status st, const std::string &m) { throw RkErr{st, m}; }
+
+std::string where(const Node *cn) {
+    Node *n = const_cast<Node *>(cn);
+    std::ostringstream s;
+    s << n->kind().toQualString();
+    if (n->outputs().size() > 0) s << " (%" << n->output(0)->debugName() << ")";
+    auto flc = n->sourceRange().file_line_col();
+    if (flc) s << " at " << std::get<0>(*flc) << ":" << std::get<1>(*flc);
+    if (n->scope() && !n->scope()->isBlank()) s << " in " << n->scope()->namesFromRoot(".");
+    return s.str();
+}
+
+static bool is_size_like(const Node *n) {
+    static const c10::Symbol numel = c10::Symbol::fromQualString("aten::numel");
+    auto k = n->kind();
+    return k == aten::size || k == aten::dim || k == numel || k == prim::device || k == prim::dtype ||
+           k == prim::layout || k == aten::is_floating_point || k == prim::requires_grad || k == aten::len;
+}
+
+void run_node(Model &M, const Node *n, Stack &st) {
+    auto k = n->kind();
+    if (k == prim::Constant) {
+        auto v = torch::jit::toIValue(n->output());
+        if (!v) fail(RK_EINPUT, "constant without a value: " + where(n));
+        st.push_back(*v);
+    } else if (k == prim::GetAttr) {
+        IValue obj = st.back();
+        st.pop_back();
+        st.push_back(obj.toObject()->getAttr(n->s(c10::attr::name)));
+    } else if (k == prim::ListConstruct) {
+        // (libtorch's vararg_functions are not exported: the same few lines here.)
+        size_t m = n->inputs().size();
+        c10::impl::GenericList vals(n->output()->type()->expectRef<c10::ListType>().getElementType());
+        vals.reserve(m);
+        for (size_t i = st.size() - m; i < st.size(); i++) vals.push_back(std::move(st[i]));
+        st.resize(st.size() - m);
+        st.emplace_back(std::move(vals));
+    } else if (k == prim::TupleConstruct) {
+        size_t m = n->inputs().size();
+        std::vector<IValue> elems(std::make_move_iterator(st.end() - m), std::make_move_iterator(st.end()));
+        st.resize(st.size() - m);
+        st.emplace_back(c10::ivalue::Tuple::create(std::move(elems)));
+    } else if (k == prim::ListUnpack) {
+        IValue l = st.back();
+        st.pop_back();
+        auto list = l.toListRef();
+        if (list.size() != n->outputs().size())
+            fail(RK_EINPUT, "list of " + std::to_string(list.size()) + " values unpacked into " +
+                                std::to_string(n->outputs().size()) + ": " + where(n));
+        for (const IValue &e : list) st.push_back(e);
+    } else if (k == prim::TupleUnpack) {
+        IValue t = st.back();
+        st.pop_back();
+        for (const IValue &e : t.toTupleRef().elements()) st.push_back(e);
+    } else if (k == prim::If || k == prim::Loop) {
+        fail(RK_EINPUT, "control flow is not supported (trace the model with torch.jit.trace): " + where(n));
+    } else {
+        auto it = M.ops.find(n);
+        if (it == M.ops.end()) {
+            if (!n->maybeOperator())
+                fail(RK_EINPUT, "operation with no implementation the executor can run: " + where(n));
+            it = M.ops.emplace(n, n->getOperation()).first;
+        }
+        it->second(st);
+    }
+}
+
+static const c10::StorageImpl *storage_of(const IValue &v) {
+    if (!v.isTensor()) return nullptr;
+    const at::Tensor &t = v.toTensor();
+    if (!t.defined() || !t.has_storage()) return nullptr;
+    return t.storage().unsafeGetStorageImpl();
+}
+
+// Every tensor in an IValue (lists and tuples flattened).
+void tensors_in(const IValue &v, std::vector<at::Tensor> &out) {
+    if (v.isTensor()) {
+        if (v.toTensor().defined()) out.push_back(v.toTensor());
+    } else if (v.isTensorList()) {
+        for (const at::Tensor &t : v.toTensorVector()) out.push_back(t);
+    } else if (v.isList()) {
+        for (const IValue &e : v.toListRef()) tensors_in(e, out);
+    } else if (v.isTuple()) {
+        for (const IValue &e : v.toTupleRef().elements()) tensors_in(e, out);
+    }
+}
+
+// Owners of the storages a value may alias (Data/View: its owner; Cheap: its items').
+void owners_of(Model &M, const Value *v, std::vector<int> &out) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return owners_of(M, I.alias, out);
+    if (I.kind == VK::Data || I.kind == VK::View) out.push_back(I.owner);
+    if (I.kind == VK::Cheap)
+        for (const Value *u : I.def->inputs()) owners_of(M, u, out);
+}
+
+
+// Step 1 and 2 of rk-GB: run the whole graph once, classify every node by
+// what its outputs alias, and build the groups (one per allocation).
+void analyse(Model &M) {
+    auto &g = *M.graph;
+    std::unordered_map<const Value *, IValue> &env = M.env;
+    int idx = 0;
+    for (const Node *n : g.nodes()) M.node_index[n] = idx++;
+    M.st.nodes_inlined = idx;
+    auto ins = g.inputs();
+    if ((int)ins.size() - 1 != (int)M.inputs.size())
+        fail(RK_EINPUT, "the model's forward takes " + std::to_string((int)ins.size() - 1) + " input(s), " +
+                            std::to_string(M.inputs.size()) + " --input given");
+    env[ins[0]] = M.module._ivalue();
+    M.vi[ins[0]] = VInfo{};
+    M.vi[ins[0]].sval = env[ins[0]];
+    for (size_t i = 1; i < ins.size(); i++) {
+        env[ins[i]] = M.inputs[i - 1];
+        Group G;
+        G.input_index = (int)i - 1;
+        G.data = ins[i];
+        G.sizes = M.inputs[i - 1].sizes().vec();
+        G.dtype = M.inputs[i - 1].scalar_type();
+        G.bytes = M.inputs[i - 1].numel() * M.inputs[i - 1].element_size();
+        G.op = "input";
+        VInfo I;
+        I.kind = VK::Data;
+        I.owner = (int)M.groups.size();
+        M.vi[ins[i]] = I;
+        M.groups.push_back(G);
+    }
+    for (Node *n : g.nodes()) {
+        if (n->kind() != prim::Constant && n->kind() != prim::GetAttr) M.st.nodes_ops++;
+        Stack st;
+        bool dyn = false;
+        for (const Value *u : n->inputs()) {
+            st.push_back(env.at(u));
+            if (M.vi.at(u).kind != VK::Static) dyn = true;
+        }
+        if (dyn) M.st.nodes_dynamic++;
+        // Random nodes: those TorchScript marks nondeterministic (dropout,
+        // bernoulli, ...) and any other that consumes generator state (e.g.
+        // scaled_dot_product_attention with dropout_p > 0): the state before
+        // them is what a recompute restores.
+        bool interp = n->kind() == prim::Constant || n->kind() == prim::GetAttr ||
+                      n->kind() == prim::ListConstruct || n->kind() == prim::TupleConstruct ||
+                      n->kind() == prim::ListUnpack || n->kind() == prim::TupleUnpack;
+        at::Tensor rng_before;
+        if (!interp) rng_before = rng_get(M.cuda);
+        try {
+            run_node(M, n, st);
+        } catch (const c10::Error &e) {
+            fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " + e.what_without_backtrace());
+        }
+        bool random = n->isNondeterministic();
+        if (!random && rng_before.defined()) random = !at::equal(rng_before, rng_get(M.cuda));
+        if (random) M.rng_state[n] = rng_before;
+        if (st.size() != n->outputs().size())
+            fail(RK_EFAIL, "operation left " + std::to_string(st.size()) + " values for " +
+                               std::to_string(n->outputs().size()) + " outputs: " + where(n));
+        for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = st[i];
+        auto k = n->kind();
+        if (!dyn || is_size_like(n)) {
+            // Static, unless it is a real op producing a tensor that requires
+            // grad (e.g. a position embedding of a constant arange): that is
+            // an activation and becomes a group with no dependencies.
+            bool real_rg = false;
+            if (dyn == false && n->outputs().size() == 1 && st[0].isTensor() && st[0].toTensor().defined() &&
+                st[0].toTensor().requires_grad() && k != prim::GetAttr && k != prim::Constant) {
+                const c10::StorageImpl *s = storage_of(st[0]);
+                bool alias = false;
+                for (const Value *u : n->inputs()) {
+                    std::vector<at::Tensor> ts;
+                    tensors_in(env.at(u), ts);
+                    for (auto &t : ts)
+                        if (t.has_storage() && t.storage().unsafeGetStorageImpl() == s) alias = true;
+                }
+                real_rg = !alias;
+            }
+            if (!real_rg) {
+                if (is_size_like(n)) M.st.n_sizes++;
+                else if (k != prim::Constant && k != prim::GetAttr) M.st.n_static++;
+                for (size_t i = 0; i < st.size(); i++) {
+                    VInfo I;
+                    I.sval = st[i];
+                    M.vi[n->output(i)] = I;
+                }
+                continue;
+            }
+        }
+        if (k == prim::ListConstruct || k == prim::TupleConstruct) {
+            VInfo I;
+            I.kind = VK::Cheap;
+            I.def = n;
+            M.vi[n->output()] = I;
+            M.st.n_cheap++;
+            continue;
+        }
+        if ((k == prim::ListUnpack || k == prim::TupleUnpack) && M.vi.at(n->input(0)).kind == VK::Cheap) {
+            const Node *c = M.vi.at(n->input(0)).def;
+            for (size_t i = 0; i < n->outputs().size(); i++) {
+                VInfo I = M.vi.at(c->input(i));
+                if (!I.alias && I.kind != VK::Static) I.alias = c->input(i);
+                M.vi[n->output(i)] = I;
+            }
+            M.st.n_cheap++;
+            continue;
+        }
+        // In-place: an argument the schema marks as written.
+        int written = -1;
+        if (const c10::FunctionSchema *sch = n->maybeSchema()) {
+            for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
+                const c10::AliasInfo *a = sch->arguments()[i].alias_info();
+                if (a && a->isWrite()) written = (int)i;
+            }
+        }
+        if (written >= 0) {
+            const Value *t = n->input(written);
+            const VInfo &TI = M.vi.at(t);
+            if (TI.kind == VK::Static)
+                fail(RK_EINPUT, "in-place operation writes a parameter, buffer or constant with data computed "
+                                "from the inputs: " + where(n));
+            if (TI.kind == VK::Cheap) fail(RK_EINPUT, "in-place operation on a list is not supported: " + where(n));
+            if (n->outputs().size() != 1)
+                fail(RK_EINPUT, "in-place operation with several outputs: " + where(n));
+            std::vector<int> own;
+            owners_of(M, t, own);
+            if (own.empty()) fail(RK_EFAIL, "in-place operation on data without an owner: " + where(n));
+            if (TI.kind != VK::Data || TI.alias || M.groups[own[0]].input_index >= 0) {
+                // On a view or on a model input: run it on a copy of its argument, as
+                // a new node (one allocation); nothing may read the original later
+                // (checked in build_structure).
+                Group G;
+                G.main = n;
+                G.data = n->output();
+                G.clone_arg = written;
+                G.clone_owner = own[0];
+                const at::Tensor &ot = st[0].toTensor();
+                G.rg = ot.requires_grad();
+                G.sizes = ot.sizes().vec();
+                G.dtype = ot.scalar_type();
+                G.bytes = ot.numel() * ot.element_size();
+                G.op = n->kind().toUnqualString();
+                G.nondet = random;
+                for (const Value *u : n->inputs()) {
+                    const VInfo &UI = M.vi.at(u);
+                    if (UI.kind == VK::Cheap && !UI.alias) G.prog.push_back(UI.def);
+                }
+                G.prog.push_back(n);
+                VInfo I;
+                I.kind = VK::Data;
+                I.owner = (int)M.groups.size();
+                M.vi[n->output()] = I;
+                M.groups.push_back(G);
+                M.st.n_inplace++;
+                continue;
+            }
+            Group &O = M.groups[TI.owner];
+            O.prog.push_back(n);
+            if (random) O.nondet = true;
+            VInfo I;
+            I.kind = VK::Data;
+            I.owner = TI.owner;
+            M.vi[n->output()] = I;
+            M.st.n_inplace++;
+            continue;
+        }
+        // Which dynamic inputs could the outputs alias?
+        std::vector<std::pair<const c10::StorageImpl *, int>> in_st; // storage, input index
+        std::vector<const c10::StorageImpl *> static_st;
+        for (size_t i = 0; i < n->inputs().size(); i++) {
+            std::vector<at::Tensor> ts;
+            tensors_in(env.at(n->input(i)), ts);
+            bool isdyn = M.vi.at(n->input(i)).kind != VK::Static;
+            for (auto &t : ts)
+                if (t.has_storage()) {
+                    if (isdyn) in_st.push_back({t.storage().unsafeGetStorageImpl(), (int)i});
+                    else static_st.push_back(t.storage().unsafeGetStorageImpl());
+                }
+        }
+        int n_tensor_out = 0, n_alias = 0, n_static_alias = 0, src = -1;
+        bool non_tensor = false;
+        for (size_t i = 0; i < st.size(); i++) {
+            std::vector<at::Tensor> ts;
+            tensors_in(st[i], ts);
+            if (ts.empty() && !st[i].isTensor() && !st[i].isNone()) non_tensor = true;
+            for (auto &t : ts) {
+                n_tensor_out++;
+                const c10::StorageImpl *s = t.has_storage() ? t.storage().unsafeGetStorageImpl() : nullptr;
+                bool al = false;
+                for (auto &p : in_st)
+                    if (p.first == s) {
+                        al = true;
+                        if (src < 0) src = p.second;
+                    }
+                if (al) n_alias++;
+                else if (std::find(static_st.begin(), static_st.end(), s) != static_st.end()) n_static_alias++;
+            }
+        }
+        if (non_tensor)
+            fail(RK_EINPUT, "a non-tensor value computed from tensor data (data-dependent control or shape) "
+                            "is not supported: " + where(n));
+        if (n_tensor_out > 0 && n_alias == n_tensor_out) {
+            std::vector<int> own;
+            owners_of(M, n->input(src), own);
+            if (own.empty()) fail(RK_EFAIL, "view without an owner: " + where(n));
+            for (size_t i = 0; i < st.size(); i++) {
+                VInfo I;
+                I.kind = VK::View;
+                I.owner = own[0];
+                I.def = n;
+                I.src = src;
+                M.vi[n->output(i)] = I;
+            }
+            M.st.n_views++;
+            continue;
+        }
+        if (n_tensor_out > 0 && n_static_alias == n_tensor_out) { // e.g. expand_as(buffer, activation)
+            for (size_t i = 0; i < st.size(); i++) {
+                VInfo I;
+                I.sval = st[i];
+                M.vi[n->output(i)] = I;
+            }
+            M.st.n_static++;
+            continue;
+        }
+        if (n->outputs().size() != 1 || !st[0].isTensor() || !st[0].toTensor().defined())
+            fail(RK_EINPUT, "operation producing several new tensors is not supported (one allocation per "
+                            "node): " + where(n));
+        // A real node: a new group.
+        Group G;
+        G.main = n;
+        G.data = n->output();
+        const at::Tensor &t = st[0].toTensor();
+        G.rg = t.requires_grad();
+        G.sizes = t.sizes().vec();
+        G.dtype = t.scalar_type();
+        G.bytes = t.numel() * t.element_size();
+        G.op = n->kind().toUnqualString();
+        G.nondet = random;
+        // Cheap constructs feeding the main node go into its program.
+        std::vector<Node *> pre;
+        std::function<void(const Value *)> addpre = [&](const Value *u) {
+            const VInfo &UI = M.vi.at(u);
+            if (UI.kind == VK::Cheap && !UI.alias) {
+                for (const Value *w : UI.def->inputs()) addpre(w);
+                if (std::find(pre.begin(), pre.end(), UI.def) == pre.end()) pre.push_back(UI.def);
+            }
+        };
+        for (const Value *u : n->inputs()) addpre(u);
+        G.prog = pre;
+        G.prog.push_back(n);
+        VInfo I;
+        I.kind = VK::Data;
+        I.owner = (int)M.groups.size();
+        M.vi[n->output()] = I;
+        M.groups.push_back(G);
+    }
+    // The output.
+    const Value *out = g.outputs()[0];
+    while (true) {
+        const VInfo &I = M.vi.at(out);
+        if (I.alias) { out = I.alias; continue; }
+        if (I.kind == VK::Cheap && I.def->inputs().size() == 1) { out = I.def->input(0); continue; }
+        break;
+    }
+    const VInfo &OI = M.vi.at(out);
+    if (OI.kind == VK::Cheap)
+        fail(RK_EINPUT, "the model returns " + std::to_string(OI.def->inputs().size()) +
+                            " values; rkmate needs a model that returns one tensor (wrap it)");
+    if (OI.kind == VK::Static) fail(RK_EINPUT, "the model's output does not depend on its inputs");
+    if (!env.at(out).isTensor() || !env.at(out).toTensor().is_floating_point())
+        fail(RK_EINPUT, "the model's output is not a floating-point tensor");
+    M.output = out;
+    M.out_group = OI.owner;
+    if (!M.groups[M.out_group].rg) fail(RK_EINPUT, "the model's output does not require grad");
+    // Keep the static values only (the run's activations are freed here).
+}
+
+} // namespace rkx

@@ -1,0 +1,242 @@
+// exec_blocks.cpp — from the analysed nodes to rk-GB's structure: each
+// group's real and shape-only dependencies, the checks on in-place ops, the
+// simplified graph (live groups in topological order, which get a gradient),
+// its cut into blocks at 1-separators, and the identical-block classes by a
+// canonical text of each block (same ops, constants, shapes, dtypes and
+// parameter shapes in the same places).
+#include <torch/script.h>
+
+#include <algorithm>
+#include <queue>
+#include <sstream>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+// Dependencies of a value used by a group: real (the data is read) and shape-only.
+static void collect(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return collect(M, I.alias, real, shape, as_shape);
+    switch (I.kind) {
+    case VK::Static: return;
+    case VK::Cheap:
+        for (const Value *u : I.def->inputs()) collect(M, u, real, shape, as_shape);
+        return;
+    case VK::Data: (as_shape ? shape : real).insert(I.owner); return;
+    case VK::View:
+        for (size_t j = 0; j < I.def->inputs().size(); j++)
+            collect(M, I.def->input(j), real, shape, as_shape || (int)j != I.src);
+        return;
+    }
+}
+
+void build_structure(Model &M) {
+    int ng = (int)M.groups.size();
+    // Dependencies.
+    for (int gi = 0; gi < ng; gi++) {
+        Group &G = M.groups[gi];
+        std::set<const Value *> local;
+        for (Node *n : G.prog) {
+            for (const Value *u : n->inputs())
+                if (!local.count(u)) collect(M, u, G.deps_real, G.deps_shape, false);
+            for (const Value *o : n->outputs()) local.insert(o);
+        }
+        G.deps_real.erase(gi);
+        G.deps_shape.erase(gi);
+        for (int d : G.deps_real) G.deps_shape.erase(d);
+    }
+    // In-place ordering: nobody else may read the owner between its main node and the in-place node.
+    for (int gi = 0; gi < ng; gi++) {
+        Group &G = M.groups[gi];
+        if (!G.main || G.prog.back() == G.main) continue;
+        int a = M.node_index[G.main];
+        for (Node *ip : G.prog) {
+            int b = M.node_index[ip];
+            if (b <= a) continue;
+            for (int hj = 0; hj < ng; hj++) {
+                if (hj == gi || !M.groups[hj].main) continue;
+                int m = M.node_index[M.groups[hj].main];
+                if (m > a && m < b && M.groups[hj].deps_real.count(gi))
+                    fail(RK_EINPUT, "in-place operation on data read by another operation before it is not "
+                                    "supported: " + where(ip) + " (read by " + where(M.groups[hj].main) + ")");
+            }
+        }
+    }
+    // An in-place op run on a copy: nothing may read the original after it.
+    for (int gi = 0; gi < ng; gi++) {
+        Group &G = M.groups[gi];
+        if (G.clone_arg < 0) continue;
+        int p = M.node_index[G.main];
+        for (int hj = 0; hj < ng; hj++) {
+            const Group &H = M.groups[hj];
+            if (hj == gi || !H.main || M.node_index[H.main] <= p) continue;
+            if (H.deps_real.count(G.clone_owner) || H.deps_shape.count(G.clone_owner))
+                fail(RK_EINPUT, "in-place operation on a view or an input whose original is read again later is "
+                                "not supported: " + where(G.main) + " (read by " + where(H.main) + ")");
+        }
+        if (M.out_group == G.clone_owner)
+            fail(RK_EINPUT, "in-place operation on a view of the model's output: " + where(G.main));
+    }
+    // Live groups: ancestors of the output group.
+    std::vector<char> live(ng, 0);
+    std::vector<int> stack{M.out_group};
+    live[M.out_group] = 1;
+    while (!stack.empty()) {
+        int g = stack.back();
+        stack.pop_back();
+        for (auto *ds : {&M.groups[g].deps_real, &M.groups[g].deps_shape})
+            for (int d : *ds)
+                if (!live[d]) { live[d] = 1; stack.push_back(d); }
+    }
+    // Topological order by main-node position.
+    std::vector<int> indeg(ng, 0);
+    for (int g = 0; g < ng; g++) {
+        if (!live[g] || M.groups[g].input_index >= 0) continue;
+        for (auto *ds : {&M.groups[g].deps_real, &M.groups[g].deps_shape})
+            for (int d : *ds) {
+                M.groups[d].consumers.push_back(g);
+                if (M.groups[d].input_index < 0) indeg[g]++;
+            }
+    }
+    using P = std::pair<int, int>;
+    std::priority_queue<P, std::vector<P>, std::greater<P>> q;
+    for (int g = 0; g < ng; g++)
+        if (live[g] && M.groups[g].input_index < 0 && indeg[g] == 0) q.push({M.node_index[M.groups[g].main], g});
+    while (!q.empty()) {
+        int g = q.top().second;
+        q.pop();
+        M.groups[g].pos = (int)M.order.size();
+        M.order.push_back(g);
+        for (int c : M.groups[g].consumers)
+            if (--indeg[c] == 0) q.push({M.node_index[M.groups[c].main], c});
+    }
+    int nlive = 0;
+    for (int g = 0; g < ng; g++) nlive += live[g] && M.groups[g].input_index < 0;
+    if ((int)M.order.size() != nlive)
+        fail(RK_EINPUT, "the simplified graph has a cycle (an in-place operation on data that depends on it)");
+    M.st.nodes_simplified = (int)M.order.size();
+    // Which groups receive a gradient: reverse propagation from the output.
+    M.groups[M.out_group].has_grad = true;
+    for (int i = (int)M.order.size() - 1; i >= 0; i--) {
+        Group &G = M.groups[M.order[i]];
+        if (!G.has_grad) continue;
+        for (int d : G.deps_real)
+            if (M.groups[d].rg) M.groups[d].has_grad = true;
+    }
+    for (auto &G : M.groups)
+        if (G.input_index >= 0) G.has_grad = false; // inputs get no gradient
+    // 1-separators: position i is a cut when no edge jumps over it.
+    int m = (int)M.order.size();
+    std::vector<int> maxcons(ng, -1);
+    for (int g = 0; g < ng; g++)
+        for (int c : M.groups[g].consumers) maxcons[g] = std::max(maxcons[g], M.groups[c].pos);
+    int reach = -1;
+    for (int g = 0; g < ng; g++)
+        if (M.groups[g].input_index >= 0) reach = std::max(reach, maxcons[g]);
+    int begin = 0;
+    for (int i = 0; i < m; i++) {
+        int g = M.order[i];
+        if (i == m - 1 || (reach <= i && M.groups[g].has_grad)) {
+            M.block_begin.push_back(begin);
+            M.block_end.push_back(i + 1);
+            begin = i + 1;
+        }
+        reach = std::max(reach, maxcons[g]);
+    }
+    if (M.order[m - 1] != M.out_group) fail(RK_EFAIL, "the output node is not last in the simplified graph");
+    for (size_t b = 0; b < M.block_begin.size(); b++)
+        for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
+            M.groups[M.order[i]].block = (int)b;
+            M.groups[M.order[i]].local = i - M.block_begin[b];
+        }
+}
+
+// Anonymized canonical text of a block: same ops, constants, shapes, dtypes
+// and parameter shapes in the same places give the same text.
+static std::string ivalue_text(const IValue &v) {
+    std::ostringstream s;
+    if (v.isTensor()) {
+        const at::Tensor &t = v.toTensor();
+        if (!t.defined()) return "T()";
+        s << "T" << t.sizes() << t.strides() << c10::toString(t.scalar_type()) << (t.requires_grad() ? "g" : "");
+        return s.str();
+    }
+    if (v.isObject()) return "obj";
+    if (v.isList()) {
+        s << "[";
+        for (const IValue &e : v.toListRef()) s << ivalue_text(e) << ",";
+        s << "]";
+        return s.str();
+    }
+    if (v.isTuple()) {
+        s << "(";
+        for (const IValue &e : v.toTupleRef().elements()) s << ivalue_text(e) << ",";
+        s << ")";
+        return s.str();
+    }
+    s.precision(17);
+    s << v;
+    return s.str();
+}
+
+static std::string value_text(Model &M, const Value *v, int block, const std::map<const Value *, int> &local) {
+    auto it = local.find(v);
+    if (it != local.end()) return "L" + std::to_string(it->second);
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return value_text(M, I.alias, block, local);
+    switch (I.kind) {
+    case VK::Static: return ivalue_text(I.sval);
+    case VK::Cheap: {
+        std::string s = "[";
+        for (const Value *u : I.def->inputs()) s += value_text(M, u, block, local) + ",";
+        return s + "]";
+    }
+    case VK::Data: {
+        const Group &O = M.groups[I.owner];
+        if (O.block == block) return "g" + std::to_string(O.local);
+        return "in";
+    }
+    case VK::View: {
+        std::string s = std::string(I.def->kind().toQualString()) + "(";
+        for (const Value *u : I.def->inputs()) s += value_text(M, u, block, local) + ",";
+        s += ")";
+        for (size_t i = 0; i < I.def->outputs().size(); i++)
+            if (I.def->output(i) == v) s += ":" + std::to_string(i);
+        return s;
+    }
+    }
+    return "?";
+}
+
+void classify_blocks(Model &M) {
+    std::map<std::string, int> cls;
+    for (size_t b = 0; b < M.block_begin.size(); b++) {
+        std::ostringstream s;
+        if (b == 0) s << "first;";
+        for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
+            const Group &G = M.groups[M.order[i]];
+            std::map<const Value *, int> local;
+            s << "{" << G.rg << G.has_grad << c10::toString(G.dtype) << at::IntArrayRef(G.sizes);
+            for (Node *n : G.prog) {
+                s << n->kind().toQualString() << "(";
+                for (const Value *u : n->inputs()) s << value_text(M, u, (int)b, local) << ",";
+                s << ")";
+                for (const Value *o : n->outputs()) local.emplace(o, (int)local.size());
+            }
+            s << "}";
+        }
+        if (b + 1 == M.block_begin.size()) s << ";last";
+        auto it = cls.find(s.str());
+        if (it == cls.end()) {
+            it = cls.emplace(s.str(), (int)M.class_canon.size()).first;
+            M.class_canon.push_back(s.str());
+            M.class_rep.push_back((int)b);
+        }
+        M.block_class.push_back(it->second);
+    }
+    M.st.n_blocks = (int)M.block_begin.size();
+    M.st.n_classes = (int)M.class_canon.size();
+}
+
+} // namespace rkx

@@ -1,0 +1,115 @@
+// exec_cdgraph.cpp — the CD-graph of one block (rk_graph): a forward C-node
+// per simplified node (real uses of its data dependencies, fake uses of its
+// shape dependencies) producing its data and phantom D-nodes, the loss node,
+// and a backward C-node per node that gets a gradient (using its data and
+// its dependencies' really when its autograd graph saved them, else
+// fakely).  Names are stable (f3_matmul, d3_matmul, ...), so that rk_exec_run
+// can map a schedule's operations back onto model nodes.
+#include <torch/script.h>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+// Block inputs: the model inputs (block 0) or the previous block's output.
+std::vector<int> block_inputs(Model &M, int b) {
+    std::vector<int> r;
+    if (b == 0) {
+        for (size_t g = 0; g < M.groups.size(); g++)
+            if (M.groups[g].input_index >= 0) r.push_back((int)g);
+    } else {
+        r.push_back(M.order[M.block_end[b - 1] - 1]);
+    }
+    return r;
+}
+
+static std::string sanitize(const std::string &s) {
+    std::string r;
+    for (char c : s) r += (isalnum((unsigned char)c) || c == '_') ? c : '_';
+    return r;
+}
+
+// Build the CD-graph of block b (measures may be null: structure only).
+void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double loss_time, rk_graph *gr,
+                       ClassGraph &cg) {
+    rk_graph_init(gr);
+    std::vector<int> ins = block_inputs(M, b);
+    std::map<int, int> in_idx; // group -> input position
+    for (size_t i = 0; i < ins.size(); i++) in_idx[ins[i]] = (int)i;
+    int first = M.block_begin[b], end = M.block_end[b], m = end - first;
+    std::vector<int> din(ins.size()), dgin(ins.size(), -1);
+    auto add_d = [&](const std::string &name, rk_dkind k, int64_t size, int kind, int local) {
+        int d = rk_graph_add_data(gr, name.c_str(), k, size);
+        if (d < 0) fail(RK_ENOMEM, "out of memory");
+        cg.dmap.push_back({kind, local});
+        rk_graph_set_target(gr, 0, d, local >= 0 ? ("g" + std::to_string(local)).c_str()
+                                                 : ("in" + std::to_string(-1 - local)).c_str());
+        return d;
+    };
+    auto add_c = [&](const std::string &name, rk_ckind k, double t, int64_t o, int kind, int local) {
+        int c = rk_graph_add_compute(gr, name.c_str(), k, t, o);
+        if (c < 0) fail(RK_ENOMEM, "out of memory");
+        cg.cmap.push_back({kind, local});
+        if (local >= 0) rk_graph_set_target(gr, 1, c, ("g" + std::to_string(local)).c_str());
+        return c;
+    };
+    for (size_t i = 0; i < ins.size(); i++) {
+        const Group &I = M.groups[ins[i]];
+        din[i] = add_d("in" + std::to_string(i), RK_D_DATA, I.bytes, 0, -1 - (int)i);
+        if (I.has_grad) dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD, I.bytes, 2, -1 - (int)i);
+        rk_graph_add_input(gr, din[i], dgin[i]);
+    }
+    std::vector<int> dd(m), dp(m, -1), dg(m, -1);
+    for (int j = 0; j < m; j++) {
+        const Group &G = M.groups[M.order[first + j]];
+        std::string nm = std::to_string(j) + "_" + sanitize(G.op);
+        dd[j] = add_d("d" + nm, RK_D_DATA, G.bytes, 0, j);
+        if (G.has_grad) {
+            dp[j] = add_d("p" + nm, RK_D_PHANTOM, meas ? (*meas)[j].phantom : 0, 1, j);
+            dg[j] = add_d("g" + nm, RK_D_GRAD, G.bytes, 2, j);
+        }
+    }
+    auto data_of = [&](int grp) -> int {
+        auto it = in_idx.find(grp);
+        if (it != in_idx.end()) return din[it->second];
+        const Group &H = M.groups[grp];
+        if (H.block != b) fail(RK_EFAIL, "block " + std::to_string(b) + " uses data of another block");
+        return dd[H.local];
+    };
+    auto grad_of = [&](int grp) -> int {
+        auto it = in_idx.find(grp);
+        if (it != in_idx.end()) return dgin[it->second];
+        return dg[M.groups[grp].local];
+    };
+    for (int j = 0; j < m; j++) {
+        const Group &G = M.groups[M.order[first + j]];
+        std::string nm = std::to_string(j) + "_" + sanitize(G.op);
+        int c = add_c("f" + nm, RK_C_FWD, meas ? (*meas)[j].fwd_time : 0, meas ? (*meas)[j].fwd_over : 0, 0, j);
+        for (int d : G.deps_real) rk_graph_add_use(gr, c, data_of(d), RK_EDGE_REAL);
+        for (int d : G.deps_shape) rk_graph_add_use(gr, c, data_of(d), RK_EDGE_FAKE);
+        rk_graph_add_out(gr, c, dd[j]);
+        if (dp[j] >= 0) rk_graph_add_out(gr, c, dp[j]);
+    }
+    int dout = dd[m - 1];
+    int loss = add_c("loss", RK_C_LOSS, loss_time, 0, 2, -1);
+    rk_graph_add_use(gr, loss, dout, RK_EDGE_REAL);
+    rk_graph_add_out(gr, loss, dg[m - 1]);
+    rk_graph_set_output(gr, dout, dg[m - 1], loss);
+    for (int j = m - 1; j >= 0; j--) {
+        const Group &G = M.groups[M.order[first + j]];
+        if (!G.has_grad) continue;
+        std::string nm = std::to_string(j) + "_" + sanitize(G.op);
+        const Measure *me = meas ? &(*meas)[j] : nullptr;
+        int c = add_c("b" + nm, RK_C_BWD, me ? me->bwd_time : 0, me ? me->bwd_over : 0, 1, j);
+        rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
+        rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
+        rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
+        for (int d : G.deps_real) {
+            bool saved = !me || me->saved_deps.count(d);
+            rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
+            if (M.groups[d].has_grad) rk_graph_add_out(gr, c, grad_of(d));
+        }
+    }
+}
+
+} // namespace rkx

@@ -1,0 +1,198 @@
+// exec_device.cpp — the device layer of src/exec: where memory and time are
+// measured and random state lives, on CPU or CUDA.  A CPU allocator that
+// counts current and peak bytes (libtorch has one per process), the CUDA
+// caching allocator's statistics, the generators' states (saved before a
+// random node, restored before its recompute), device selection, and copies
+// kept out of the measurements.  Every RK_TORCH_CUDA line of src/exec but
+// rk_exec_cuda_available is here.
+#include <torch/script.h>
+#include <torch/version.h>
+#include <torch/cuda.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/alloc_cpu.h>
+#ifdef RK_TORCH_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+double now_us() {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ------------------------------------------------------ tracking allocator
+
+namespace {
+
+// A CPU allocator over c10::alloc_cpu/free_cpu that counts current and peak
+// bytes.  A 64-byte header before each block holds its size and whether it is
+// counted (allocations made while paused are not: copies kept for --check).
+// raw_deleter is implemented because oneDNN allocates through raw_allocate.
+struct TrackingAllocator final : public c10::Allocator {
+    static constexpr size_t kHeader = 64;
+    std::atomic<int64_t> cur{0}, peak{0};
+    std::atomic<bool> paused{false};
+
+    static TrackingAllocator &get() {
+        static TrackingAllocator a;
+        return a;
+    }
+    static void release(void *p) {
+        if (!p) return;
+        char *base = static_cast<char *>(p) - kHeader;
+        int64_t n = reinterpret_cast<int64_t *>(base)[0];
+        int64_t counted = reinterpret_cast<int64_t *>(base)[1];
+        if (counted) get().cur.fetch_sub(n);
+        c10::free_cpu(base);
+    }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+    // libtorch >= 2.3: allocate is not const and copy_data is required.
+    void copy_data(void *dest, const void *src, std::size_t count) const override {
+        default_copy_data(dest, src, count);
+    }
+    c10::DataPtr allocate(size_t n) override {
+#else
+    c10::DataPtr allocate(size_t n) const override {
+#endif
+        auto *self = const_cast<TrackingAllocator *>(this);
+        char *base = static_cast<char *>(c10::alloc_cpu(n + kHeader));
+        bool counted = !paused.load();
+        reinterpret_cast<int64_t *>(base)[0] = (int64_t)n;
+        reinterpret_cast<int64_t *>(base)[1] = counted ? 1 : 0;
+        if (counted) {
+            int64_t now = self->cur.fetch_add((int64_t)n) + (int64_t)n;
+            int64_t pk = self->peak.load();
+            while (now > pk && !self->peak.compare_exchange_weak(pk, now)) {
+            }
+        }
+        void *p = base + kHeader;
+        return {p, p, &TrackingAllocator::release, c10::Device(c10::DeviceType::CPU)};
+    }
+    c10::DeleterFnPtr raw_deleter() const override { return &TrackingAllocator::release; }
+    void reset_peak() { peak.store(cur.load()); }
+};
+
+} // namespace
+
+void install_allocator() {
+    static bool done = false;
+    if (done) return;
+    c10::SetCPUAllocator(&TrackingAllocator::get(), 100);
+    done = true;
+}
+
+PauseTracking::PauseTracking() : old(TrackingAllocator::get().paused.exchange(true)) {}
+PauseTracking::~PauseTracking() { TrackingAllocator::get().paused.store(old); }
+
+// ------------------------------------------------------ memory and time
+
+int64_t Mem::bytes(bool peak) const {
+#ifdef RK_TORCH_CUDA
+    if (M.cuda) {
+        auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
+        return peak ? st.allocated_bytes[0].peak : st.allocated_bytes[0].current;
+    }
+#endif
+    return peak ? TrackingAllocator::get().peak.load() : TrackingAllocator::get().cur.load();
+}
+
+void Mem::reset_peak() const {
+    sync();
+#ifdef RK_TORCH_CUDA
+    if (M.cuda) {
+        c10::cuda::CUDACachingAllocator::resetPeakStats(M.dev.index());
+        return;
+    }
+#endif
+    TrackingAllocator::get().reset_peak();
+}
+
+void Mem::sync() const {
+#ifdef RK_TORCH_CUDA
+    if (M.cuda) c10::cuda::device_synchronize();
+#endif
+}
+
+double Mem::now() const {
+    sync();
+    return now_us();
+}
+
+// ------------------------------------------------------ generator state
+
+static at::Generator device_generator(bool cuda) {
+#ifdef RK_TORCH_CUDA
+    if (cuda) return at::cuda::detail::getDefaultCUDAGenerator();
+#endif
+    (void)cuda;
+    return at::detail::getDefaultCPUGenerator();
+}
+
+at::Tensor rng_get(bool cuda) {
+    auto gen = device_generator(cuda);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    return gen.get_state();
+}
+
+void rng_set(bool cuda, const at::Tensor &s) {
+    auto gen = device_generator(cuda);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(s);
+}
+
+void rng_seed(bool cuda, uint64_t seed) {
+    for (bool c : {false, cuda}) {
+        auto gen = device_generator(c);
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_current_seed(seed);
+    }
+}
+
+// ------------------------------------------------------ device selection
+
+static std::string torch_version_text() {
+    return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+           std::to_string(TORCH_VERSION_PATCH);
+}
+
+void select_device(Model &M, const char *device) {
+    if (!device || strcmp(device, "cpu") == 0) return;
+    std::string d = device;
+    if (d.compare(0, 4, "cuda") != 0) fail(RK_EINPUT, "--device " + d + ": expected cpu or cuda");
+#ifdef RK_TORCH_CUDA
+    if (!torch::cuda::is_available())
+        fail(RK_EINPUT, "--device " + d + ": no CUDA device is available (this build's libtorch " +
+                             torch_version_text() + " has CUDA, but no GPU or driver was found)");
+    M.cuda = true;
+    M.dev = c10::Device(d == "cuda" ? std::string("cuda:0") : d);
+#else
+    (void)M;
+    fail(RK_EINPUT, "--device " + d + ": this build's libtorch " + torch_version_text() + " has no CUDA (cpu only)");
+#endif
+}
+
+at::Tensor keep_copy(const at::Tensor &t) {
+    PauseTracking p;
+    if (!t.defined()) return t;
+    return t.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
+
+} // namespace rkx

@@ -1,0 +1,230 @@
+// exec_internal.h — what src/exec's C++ files share (not installed): errors,
+// the model as rk-GB sees it (values, groups = one allocation each, blocks,
+// classes), the device layer (memory counters, generators), the executor's
+// runtime state and the CD-graph mapping.  Which file does what:
+//   exec_device.cpp   CPU tracking allocator, CUDA caching-allocator statistics,
+//                     generator states, copies kept out of the measurements
+//   exec_load.cpp     input specs and input files, loading the TorchScript
+//                     module, the plain PyTorch step
+//   exec_analyse.cpp  the node interpreter and the analysis run (node kinds)
+//   exec_blocks.cpp   simplified graph, 1-separator blocks, identical classes
+//   exec_cdgraph.cpp  the CD-graph of a block
+//   exec_measure.cpp  rk_exec_trace: measuring the classes, writing the chain
+//   exec_runtime.cpp  the executor's per-node operations (run, backward, forget)
+//   exec_run.cpp      rk_exec_run: a schedule beside the plain step; the C API
+// docs/exec.md describes the method.
+#ifndef RK_EXEC_INTERNAL_H
+#define RK_EXEC_INTERNAL_H
+
+#include <torch/script.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "rk_exec.h"
+
+namespace rkx {
+
+using torch::jit::Node;
+using torch::jit::Stack;
+using torch::jit::Value;
+using c10::IValue;
+namespace prim = c10::prim;
+namespace aten = c10::aten;
+
+// ---------------------------------------------------------------- errors
+
+// Library code reports through rk_status: a failure is thrown as RkErr inside
+// the C++ code and turned into the status and message at the C API (guarded).
+struct RkErr {
+    rk_status st;
+    std::string msg;
+};
+[[noreturn]] void fail(rk_status st, const std::string &m);
+// "aten::relu (%x) at code/__torch__.py:11 in model.layer1": a node for messages.
+std::string where(const Node *n);
+
+double now_us();
+double median(std::vector<double> v);
+
+// ------------------------------------------------------ the model
+
+// Value classes after running the graph once.
+enum class VK {
+    Static, // does not depend on the model inputs' data (constants, params, sizes)
+    Data,   // a group's data: the real op's output, or an in-place result on it
+    View,   // a view (alias) of some group's data, computed lazily from its source
+    Cheap,  // list/tuple construct holding dynamic values: inlined into users
+};
+
+struct VInfo {
+    VK kind = VK::Static;
+    int owner = -1;               // Data/View: group owning the storage
+    Node *def = nullptr;          // View/Cheap: the defining node
+    int src = -1;                 // View: the input of def that is aliased
+    const Value *alias = nullptr; // unpack of a Cheap construct: the value it stands for
+    IValue sval;                  // Static: the value
+};
+
+// One node of the simplified graph: one allocation, its program (the list
+// constructs feeding it, the real op, the in-place ops on its data).
+struct Group {
+    int input_index = -1; // >= 0: model input (no program)
+    Node *main = nullptr;
+    std::vector<Node *> prog;
+    const Value *data = nullptr;
+    std::set<int> deps_real, deps_shape;
+    bool rg = false, has_grad = false, nondet = false;
+    std::vector<int64_t> sizes;
+    at::ScalarType dtype = at::kFloat;
+    int64_t bytes = 0;
+    std::string op;
+    int pos = -1; // topological position (inputs: -1)
+    int block = -1, local = -1;
+    std::vector<int> consumers;
+    int clone_arg = -1;   // in-place op on a view or input: run on a copy of this argument
+    int clone_owner = -1; // the group owning the original
+};
+
+struct Model {
+    bool cuda = false;
+    c10::Device dev{c10::DeviceType::CPU};
+    torch::jit::Module module;
+    std::shared_ptr<torch::jit::Graph> graph;
+    std::vector<at::Tensor> inputs;
+    std::unordered_map<const Value *, VInfo> vi;
+    std::unordered_map<const Node *, int> node_index;
+    std::unordered_map<const Node *, at::Tensor> rng_state; // before each random node
+    std::vector<Group> groups;
+    std::vector<int> order; // non-input groups in topological order
+    const Value *output = nullptr;
+    int out_group = -1;
+    // blocks: ranges [begin, end) of `order`
+    std::vector<int> block_begin, block_end;
+    std::vector<int> block_class;
+    std::vector<std::string> class_canon;
+    std::vector<int> class_rep; // first block of each class
+    rk_trace_stats st{};
+    std::unordered_map<const Node *, torch::jit::Operation> ops;
+    std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
+    std::unordered_map<int, at::Tensor> block_output; // analysis-run data of each block's output
+};
+
+// ------------------------------------------------------ device layer
+
+// The tracking CPU allocator is installed once per process (before loading).
+void install_allocator();
+// Allocations made while one of these lives are not counted (copies for --check).
+struct PauseTracking {
+    bool old;
+    PauseTracking();
+    ~PauseTracking();
+};
+
+// Memory and time on the model's device: the tracking allocator on CPU, the
+// caching allocator's statistics on CUDA (whose blocks are rounded to 512 B).
+struct Mem {
+    const Model &M;
+    explicit Mem(const Model &m) : M(m) {}
+    int64_t bytes(bool peak) const; // allocated now, or their peak since reset_peak
+    int64_t cur() const { return bytes(false); }
+    int64_t peak() const { return bytes(true); }
+    void reset_peak() const;
+    void sync() const;
+    double now() const; // microseconds, after a device synchronisation
+};
+
+// The generator random ops draw from (CPU, or the model's CUDA device).
+at::Tensor rng_get(bool cuda);
+void rng_set(bool cuda, const at::Tensor &s);
+void rng_seed(bool cuda, uint64_t seed);
+// "cpu" / "cuda[:N]": sets M.cuda and M.dev; refuses cuda without a device.
+void select_device(Model &M, const char *device);
+// A copy on the CPU kept out of the measurements (for --check and --verify).
+at::Tensor keep_copy(const at::Tensor &t);
+
+// ------------------------------------------------------ loading (exec_load.cpp)
+
+std::vector<at::Tensor> make_inputs(const rk_exec_options *o);
+// Load, inline, analyse, simplify, cut into blocks and classify.
+void load_model(Model &M, const rk_exec_options *o);
+std::vector<at::Tensor> params_of(Model &M);
+void zero_param_grads(std::vector<at::Tensor> &ps);
+at::Tensor plain_forward(Model &M, uint64_t seed);
+
+// ------------------------------------------------------ analysis (exec_analyse.cpp)
+
+void run_node(Model &M, const Node *n, Stack &st);
+void tensors_in(const IValue &v, std::vector<at::Tensor> &out);
+void owners_of(Model &M, const Value *v, std::vector<int> &out);
+void analyse(Model &M);
+
+// ------------------------------------------------------ blocks (exec_blocks.cpp)
+
+void build_structure(Model &M);
+void classify_blocks(Model &M);
+
+// ------------------------------------------------------ runtime (exec_runtime.cpp)
+
+// Per group: the proxy (output with its grad_fn: the phantoms), the detached
+// leaf (the data, stable for the whole step so that views and saved tensors
+// keep pointing at it) and the storages that ever held its data.
+struct GState {
+    at::Tensor proxy, leaf;
+    c10::Storage canon;
+    std::vector<c10::Storage> aliases;
+    bool ran = false;
+    // Strides of the first gradient that reached the leaf (when non-overlapping
+    // and dense): the layout autograd's engine would hand the op's backward.
+    std::vector<int64_t> grad_strides;
+};
+
+struct Runtime {
+    Model &M;
+    std::vector<GState> gs;
+    std::unordered_map<const Value *, IValue> cache; // materialized views
+    explicit Runtime(Model &m);
+    IValue materialize(const Value *v);
+    at::Tensor exec_program(int g); // the group's program on the current inputs (output with grad_fn)
+    void fwd(int g);
+    void bwd(int g);
+    void forget_data(int g);
+    void forget_phantom(int g) { gs[g].proxy = at::Tensor(); }
+    void forget_grad(int g);
+};
+
+// ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)
+
+struct CMapEntry { int kind; int local; }; // kind: 0 fwd, 1 bwd, 2 loss
+struct DMapEntry { int kind; int local; }; // kind: 0 data, 1 phantom, 2 grad; local < 0: input -1-i
+
+struct Measure {
+    double fwd_time = 0, bwd_time = 0;
+    int64_t fwd_over = 0, bwd_over = 0, phantom = 0;
+    bool saved_self = true;
+    std::set<int> saved_deps; // groups whose data the backward reads
+};
+
+struct ClassGraph {
+    std::vector<CMapEntry> cmap;
+    std::vector<DMapEntry> dmap;
+};
+
+// Block inputs: the model inputs (block 0) or the previous block's output.
+std::vector<int> block_inputs(Model &M, int b);
+// The CD-graph of block b (measures may be null: structure only).
+void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double loss_time, rk_graph *gr,
+                       ClassGraph &cg);
+
+// ------------------------------------------------------ the two jobs
+
+void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st);
+void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, const rk_run_options *ro,
+         rk_run_result *res);
+
+} // namespace rkx
+
+#endif

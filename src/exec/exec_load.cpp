@@ -1,0 +1,205 @@
+// exec_load.cpp — loading: the example inputs (random from --seed, or a
+// torch.save file users write), the TorchScript module (torch.jit.trace(...)
+// .save of any torch 2.x) with its forward graph inlined, and the whole
+// front-end pass that turns it into a Model (analysis run, simplified graph,
+// blocks, classes); also the plain PyTorch step the executor is compared with.
+#include <torch/script.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/runtime/graph_executor.h>
+#include <torch/csrc/jit/serialization/pickle.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <fstream>
+#include <iterator>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+// ------------------------------------------------------------- input specs
+
+static at::ScalarType parse_dtype(const std::string &s) {
+    static const std::map<std::string, at::ScalarType> m = {
+        {"float32", at::kFloat}, {"float", at::kFloat},       {"float64", at::kDouble}, {"double", at::kDouble},
+        {"float16", at::kHalf},  {"bfloat16", at::kBFloat16}, {"int64", at::kLong},     {"int32", at::kInt},
+        {"int16", at::kShort},   {"int8", at::kChar},         {"uint8", at::kByte},     {"bool", at::kBool}};
+    auto it = m.find(s);
+    if (it == m.end()) fail(RK_EINPUT, "unknown dtype '" + s + "' (expected float32, float64, int64, ...)");
+    return it->second;
+}
+
+struct InputSpec {
+    std::vector<int64_t> shape;
+    at::ScalarType dtype;
+};
+
+static InputSpec parse_spec(const std::string &text) {
+    auto c = text.rfind(':');
+    if (c == std::string::npos) fail(RK_EINPUT, "--input '" + text + "': expected SHAPE:DTYPE such as 4x64:int64");
+    InputSpec sp;
+    sp.dtype = parse_dtype(text.substr(c + 1));
+    std::string sh = text.substr(0, c);
+    size_t i = 0;
+    while (i < sh.size()) {
+        size_t j = i;
+        while (j < sh.size() && isdigit((unsigned char)sh[j])) j++;
+        if (j == i || (j < sh.size() && sh[j] != 'x' && sh[j] != ','))
+            fail(RK_EINPUT, "--input '" + text + "': shape must be sizes joined by 'x', such as 4x64");
+        sp.shape.push_back(std::stoll(sh.substr(i, j - i)));
+        i = j + 1;
+        if (j + 1 == sh.size()) fail(RK_EINPUT, "--input '" + text + "': shape ends with a separator");
+    }
+    return sp;
+}
+
+// "4x64:int64": a tensor as --input writes it.
+static std::string spec_text(const at::Tensor &t) {
+    static const std::map<at::ScalarType, std::string> names = {
+        {at::kFloat, "float32"}, {at::kDouble, "float64"}, {at::kHalf, "float16"}, {at::kBFloat16, "bfloat16"},
+        {at::kLong, "int64"},    {at::kInt, "int32"},      {at::kShort, "int16"},  {at::kChar, "int8"},
+        {at::kByte, "uint8"},    {at::kBool, "bool"}};
+    std::string s;
+    for (int64_t d : t.sizes()) s += (s.empty() ? "" : "x") + std::to_string(d);
+    auto it = names.find(t.scalar_type());
+    return s + ":" + (it != names.end() ? it->second : std::string(c10::toString(t.scalar_type())));
+}
+
+// The tensors of a torch.save file: a tensor, or a list or tuple of tensors
+// (what `torch.save([x, y], "inputs.pt")` writes; libtorch >= 2 reads the zip
+// format of every torch.save since 1.6).
+static std::vector<at::Tensor> read_input_file(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) fail(RK_EINPUT, path + ": cannot open the input file");
+    std::vector<char> buf((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (buf.size() < 4 || buf[0] != 'P' || buf[1] != 'K')
+        fail(RK_EINPUT, path + ": not a torch.save file (expected the zip archive torch.save writes, holding a "
+                               "tensor or a list of tensors)");
+    IValue v;
+    try {
+        v = torch::jit::pickle_load(buf);
+    } catch (const c10::Error &e) {
+        fail(RK_EINPUT, path + ": cannot read it as a torch.save file: " + e.what_without_backtrace());
+    } catch (const std::exception &e) {
+        fail(RK_EINPUT, path + ": cannot read it as a torch.save file: " + e.what());
+    }
+    std::vector<IValue> items;
+    if (v.isTensor()) items.push_back(v);
+    else if (v.isList()) for (const IValue &e : v.toListRef()) items.push_back(e);
+    else if (v.isTuple()) for (const IValue &e : v.toTupleRef().elements()) items.push_back(e);
+    else fail(RK_EINPUT, path + ": holds a " + v.tagKind() + "; expected a tensor or a list or tuple of tensors");
+    std::vector<at::Tensor> out;
+    for (size_t i = 0; i < items.size(); i++) {
+        if (!items[i].isTensor() || !items[i].toTensor().defined())
+            fail(RK_EINPUT, path + ": item " + std::to_string(i) + " is a " + items[i].tagKind() +
+                                ", not a tensor");
+        out.push_back(items[i].toTensor().detach().to(at::kCPU).contiguous());
+    }
+    if (out.empty()) fail(RK_EINPUT, path + ": holds no tensor");
+    if (out.size() > RK_EXEC_MAX_INPUTS)
+        fail(RK_EINPUT, path + ": " + std::to_string(out.size()) + " tensors, at most " +
+                            std::to_string(RK_EXEC_MAX_INPUTS) + " inputs are supported");
+    return out;
+}
+
+std::vector<at::Tensor> make_inputs(const rk_exec_options *o) {
+    std::vector<InputSpec> specs;
+    for (int i = 0; i < o->n_inputs; i++) specs.push_back(parse_spec(o->inputs[i]));
+    if (o->input_file) {
+        std::vector<at::Tensor> out = read_input_file(o->input_file);
+        if (!specs.empty()) { // --input given too: it must describe the file
+            bool same = specs.size() == out.size();
+            for (size_t i = 0; same && i < out.size(); i++)
+                same = out[i].sizes().vec() == specs[i].shape && out[i].scalar_type() == specs[i].dtype;
+            if (!same) {
+                std::string have;
+                for (auto &t : out) have += (have.empty() ? "" : " ") + spec_text(t);
+                fail(RK_EINPUT, std::string(o->input_file) + " holds " + have + ", not what --input says");
+            }
+        }
+        return out;
+    }
+    if (specs.empty()) fail(RK_EINPUT, "no inputs: give --input SHAPE:DTYPE or --input-file INPUTS.pt");
+    std::vector<at::Tensor> out;
+    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(o->seed + 1000003);
+    for (auto &sp : specs) {
+        at::TensorOptions to = at::TensorOptions().dtype(sp.dtype);
+        if (at::isFloatingType(sp.dtype))
+            out.push_back(at::randn(sp.shape, g, at::TensorOptions().dtype(at::kDouble)).to(sp.dtype));
+        else if (sp.dtype == at::kBool)
+            out.push_back(at::randint(0, 2, sp.shape, g, at::TensorOptions().dtype(at::kLong)).to(at::kBool));
+        else
+            out.push_back(at::randint(0, 10, sp.shape, g, to));
+    }
+    return out;
+}
+
+// -------------------------------------------------------------- the model
+
+void load_model(Model &M, const rk_exec_options *o) {
+    select_device(M, o->device);
+    install_allocator();
+    // Op by op, as the executor runs: the plain step must run the same kernels.
+    torch::jit::setGraphExecutorOptimize(false);
+    torch::jit::getProfilingMode() = false;
+    std::string path = o->model_path;
+    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0)
+        fail(RK_EINPUT, path + ": a torch.export archive (.pt2); rkmate reads TorchScript models only "
+                               "(torch.jit.trace(model, inputs).save(PATH.pt)): the torch.export front end "
+                               "is not implemented (docs/exec.md)");
+    try {
+        M.module = torch::jit::load(o->model_path);
+    } catch (const c10::Error &e) {
+        fail(RK_EINPUT, std::string(o->model_path) + ": cannot load the TorchScript model: " +
+                            e.what_without_backtrace());
+    }
+    M.graph = M.module.get_method("forward").graph()->copy();
+    // With graph-executor optimization off (for the plain step to run the
+    // same kernels), Inline goes one call level at a time: repeat.
+    for (int round = 0; round < 1000; round++) {
+        bool calls = false;
+        for (const Node *n : M.graph->nodes())
+            if (n->kind() == prim::CallMethod || n->kind() == prim::CallFunction) calls = true;
+        if (!calls) break;
+        torch::jit::Inline(*M.graph);
+    }
+    if (M.cuda) M.module.to(M.dev);
+    M.inputs = make_inputs(o);
+    for (auto &t : M.inputs) t = t.to(M.dev);
+    rng_seed(M.cuda, o->seed);
+    analyse(M);
+    build_structure(M);
+    classify_blocks(M);
+    // Keep only the blocks' outputs of the analysis run: tracing measures a
+    // block from its input without running the blocks before it.
+    for (size_t b = 0; b + 1 < M.block_end.size(); b++) {
+        int g = M.order[M.block_end[b] - 1];
+        M.block_output[g] = M.env.at(M.groups[g].data).toTensor().detach();
+    }
+    M.env.clear();
+}
+
+std::vector<at::Tensor> params_of(Model &M) {
+    std::vector<at::Tensor> ps;
+    for (const at::Tensor &p : M.module.parameters()) ps.push_back(p);
+    return ps;
+}
+
+void zero_param_grads(std::vector<at::Tensor> &ps) {
+    for (auto &p : ps)
+        if (p.requires_grad()) {
+            if (p.grad().defined()) p.mutable_grad().zero_();
+            else p.mutable_grad() = at::zeros_like(p);
+        }
+}
+
+// The plain module's forward (seeded as every step is).
+at::Tensor plain_forward(Model &M, uint64_t seed) {
+    std::vector<IValue> args(M.inputs.begin(), M.inputs.end());
+    rng_seed(M.cuda, seed);
+    IValue r = M.module.forward(args);
+    if (r.isTuple() && r.toTupleRef().elements().size() == 1) r = r.toTupleRef().elements()[0];
+    if (!r.isTensor()) fail(RK_EINPUT, "the model does not return one tensor");
+    return r.toTensor();
+}
+
+} // namespace rkx

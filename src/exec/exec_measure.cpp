@@ -1,0 +1,265 @@
+// exec_measure.cpp — rk_exec_trace's job: measure each class of blocks on its
+// first block (time, phantom bytes, forward and backward overheads, which
+// dependencies each backward really reads: reference counts, then a NaN-poison
+// safety net), optionally verify that the blocks run forward in order
+// reproduce the module's output bit for bit, and assemble the chain of
+// CD-graphs.  docs/exec.md, "Measurement".
+#include <torch/script.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/variable.h>
+#include <c10/core/StorageImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+// Saved-tensor detection: reference counts of a tensor and of its storage.
+struct RefSnap {
+    at::Tensor t;
+    size_t impl_refs, storage_refs;
+    int owner;
+};
+
+// Safety net for fake dependencies: run the node's backward once normally and
+// once with the data of every dependency believed unread (not saved) replaced
+// by NaN bytes; if any gradient changes, those dependencies are real.
+static void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Tensor &gr,
+                  const std::vector<at::Tensor> &in_leaves) {
+    Group &G = M.groups[g];
+    GState &S = R.gs[g];
+    std::vector<int> fake;
+    for (int d : G.deps_real)
+        if (!me.saved_deps.count(d) && at::isFloatingType(M.groups[d].dtype)) fake.push_back(d);
+    bool self_fake = !me.saved_self && at::isFloatingType(G.dtype);
+    if (fake.empty() && !self_fake) return;
+    std::vector<at::Tensor> params;
+    for (Node *n : G.prog)
+        for (const Value *u : n->inputs()) {
+            const VInfo &I = M.vi.at(u);
+            if (I.kind == VK::Static && I.sval.isTensor()) {
+                const at::Tensor &t = I.sval.toTensor();
+                if (t.defined() && t.is_leaf() && t.requires_grad()) params.push_back(t);
+            }
+        }
+    auto once = [&]() {
+        for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+        for (auto &p : params) p.mutable_grad() = at::zeros_like(p);
+        torch::autograd::backward({S.proxy}, {gr}, true);
+        std::vector<at::Tensor> r;
+        for (auto &l : in_leaves) r.push_back(l.grad().defined() ? l.grad().clone() : at::Tensor());
+        for (auto &p : params) r.push_back(p.grad().clone());
+        return r;
+    };
+    if (!S.proxy.grad_fn()) return;
+    std::vector<at::Tensor> ref = once();
+    std::vector<int> who = fake;
+    if (self_fake) who.push_back(g);
+    std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
+    std::vector<at::Tensor> bufs;
+    for (int d : who) {
+        c10::StorageImpl *si = R.gs[d].canon.unsafeGetStorageImpl();
+        at::Tensor buf =
+            at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte).device(si->device())).fill_(255);
+        bufs.push_back(buf);
+        saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
+    }
+    std::vector<at::Tensor> got = once();
+    for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
+    bool same = true;
+    for (size_t i = 0; i < ref.size(); i++)
+        if (ref[i].defined() != got[i].defined() || (ref[i].defined() && !at::equal(ref[i], got[i]))) same = false;
+    if (!same) {
+        for (int d : fake) me.saved_deps.insert(d);
+        if (self_fake) me.saved_self = true;
+    }
+    for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+}
+
+void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
+    double t0 = now_us(); // wall clock of the whole trace
+    Model M;
+    load_model(M, o);
+    Mem A(M);
+    auto params = params_of(M);
+    zero_param_grads(params);
+    // Reference output of the plain module.
+    at::Tensor ref;
+    if (o->verify) {
+        at::Tensor r = plain_forward(M, o->seed);
+        ref = keep_copy(r);
+    }
+    int runs = o->measure_runs > 0 ? o->measure_runs : 3;
+    const double cap_us = 0.3e6; // stop timing a node after this much time (>= 1 run)
+    std::vector<std::vector<Measure>> meas(M.class_canon.size());
+    std::vector<char> is_rep(M.block_begin.size(), 0);
+    for (size_t c = 0; c < M.class_rep.size(); c++) {
+        is_rep[M.class_rep[c]] = 1;
+        meas[c].resize(M.block_end[M.class_rep[c]] - M.block_begin[M.class_rep[c]]);
+    }
+    Runtime R(M);
+    double loss_time = 0;
+    size_t nb = M.block_begin.size();
+    // Without --verify the forward stops after the last block that is measured.
+    size_t last_needed = 0;
+    for (int r : M.class_rep) last_needed = std::max(last_needed, (size_t)r);
+    // Without --verify only the measured blocks run, each from its input as
+    // the analysis run computed it.
+    bool all = o->verify || !o->measure;
+    size_t nrun = all ? nb : last_needed + 1;
+    for (size_t b = 0; b < nrun; b++) {
+        if (!all && !is_rep[b]) continue;
+        if (b > 0) {
+            int sep = M.order[M.block_end[b - 1] - 1];
+            GState &S = R.gs[sep];
+            if (!S.ran) {
+                S.leaf = M.block_output.at(sep).detach();
+                if (M.groups[sep].has_grad) S.leaf.requires_grad_(true);
+                S.canon = S.leaf.storage();
+                S.ran = true;
+            }
+        }
+        if (o->progress)
+            fprintf(stderr, "\rrkmate trace: block %zu/%zu, %zu classes   ", b + 1, nb, M.class_canon.size());
+        bool measure = o->measure && is_rep[b];
+        for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
+            int g = M.order[i];
+            Group &G = M.groups[g];
+            if (!measure) {
+                R.fwd(g);
+                continue;
+            }
+            Measure &me = meas[M.block_class[b]][G.local];
+            // Materialize the inputs first so that views exist before the snapshot.
+            std::vector<RefSnap> snaps;
+            {
+                std::set<const Value *> local;
+                for (Node *n : G.prog) {
+                    for (const Value *u : n->inputs()) {
+                        if (local.count(u)) continue;
+                        IValue v = R.materialize(u);
+                        std::vector<int> own;
+                        owners_of(M, u, own);
+                        std::vector<at::Tensor> ts;
+                        tensors_in(v, ts);
+                        for (auto &t : ts)
+                            for (int ow : own) snaps.push_back({t, 0, 0, ow});
+                    }
+                    for (const Value *x : n->outputs()) local.insert(x);
+                }
+            }
+            // Leaves' grad accumulators hold their tensor: create them first so
+            // that only saved tensors raise the reference counts.
+            std::vector<std::shared_ptr<torch::autograd::Node>> accs;
+            for (auto &s : snaps)
+                if (s.t.is_leaf() && s.t.requires_grad()) accs.push_back(torch::autograd::impl::grad_accumulator(s.t));
+            for (auto &s : snaps) {
+                s.impl_refs = s.t.use_count();
+                s.storage_refs = s.t.has_storage() ? s.t.storage().use_count() : 0;
+            }
+            int64_t c0 = A.cur();
+            A.reset_peak();
+            R.fwd(g);
+            int64_t c1 = A.cur(), pk = A.peak();
+            GState &S = R.gs[g];
+            int64_t alloc = S.leaf.has_storage() ? (int64_t)S.leaf.storage().nbytes() : 0;
+            me.phantom = std::max<int64_t>(0, c1 - c0 - alloc);
+            me.fwd_over = pk - c1;
+            for (auto &s : snaps) {
+                size_t ir = s.t.use_count(), sr = s.t.has_storage() ? s.t.storage().use_count() : 0;
+                if (ir > s.impl_refs || sr > s.storage_refs) me.saved_deps.insert(s.owner);
+            }
+            // The proxy, the leaf and the canonical Storage hold it; more holders are saved outputs.
+            me.saved_self = G.has_grad && S.leaf.has_storage() && S.leaf.storage().use_count() > 3;
+            snaps.clear();
+            std::vector<double> ts;
+            double spent = 0;
+            for (int r = 0; r < runs && (r == 0 || spent < cap_us); r++) {
+                double a = A.now();
+                at::Tensor x = R.exec_program(g);
+                double e = A.now() - a;
+                ts.push_back(e);
+                spent += e;
+            }
+            me.fwd_time = median(ts);
+            if (G.has_grad) {
+                at::Tensor gr = at::ones_like(S.leaf);
+                std::vector<at::Tensor> in_leaves;
+                for (int d : G.deps_real)
+                    if (M.groups[d].has_grad) in_leaves.push_back(R.gs[d].leaf);
+                auto reset = [&]() {
+                    for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+                };
+                reset();
+                std::vector<double> tb;
+                double spentb = 0;
+                for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
+                    A.reset_peak();
+                    double a = A.now();
+                    if (S.proxy.grad_fn()) torch::autograd::backward({S.proxy}, {gr}, true);
+                    double e = A.now() - a;
+                    int64_t b1 = A.cur(), bp = A.peak();
+                    if (r == 0) me.bwd_over = bp - b1;
+                    else { tb.push_back(e); spentb += e; }
+                    reset();
+                }
+                me.bwd_time = median(tb);
+                poison_check(M, R, g, me, gr, in_leaves);
+            }
+        }
+    }
+    if (o->progress) fprintf(stderr, "\n");
+    // The loss node: the reduction of the output (timed once, tiny).
+    if (R.gs[M.out_group].ran) {
+        at::Tensor outv = R.materialize(M.output).toTensor();
+        double a = A.now();
+        at::Tensor l = outv.sum();
+        loss_time = A.now() - a;
+    }
+    st->forward_equal = -1;
+    st->max_forward_diff = 0;
+    if (o->verify) { // bit-exact forward check
+        at::Tensor outv = R.materialize(M.output).toTensor();
+        at::Tensor mine = keep_copy(outv);
+        PauseTracking p;
+        st->forward_equal = mine.sizes() == ref.sizes() && at::equal(mine, ref);
+        st->max_forward_diff =
+            mine.sizes() == ref.sizes() ? (mine.to(at::kDouble) - ref.to(at::kDouble)).abs().max().item<double>() : INFINITY;
+    }
+    // The chain.
+    rk_chain_init(out);
+    for (size_t c = 0; c < M.class_canon.size(); c++) {
+        rk_graph gr;
+        ClassGraph cg;
+        build_class_graph(M, M.class_rep[c], o->measure ? &meas[c] : nullptr, loss_time, &gr, cg);
+        rk_error e;
+        char where_buf[64];
+        snprintf(where_buf, sizeof where_buf, "class %zu", c);
+        rk_status s = rk_graph_finalize(&gr, where_buf, &e);
+        if (s != RK_OK) {
+            rk_graph_free(&gr);
+            fail(RK_EFAIL, std::string("internal error building the CD-graph: ") + e.msg);
+        }
+        rk_chain_add_class(out, &gr);
+    }
+    for (size_t b = 0; b < nb; b++) rk_chain_add_block(out, ("b" + std::to_string(b)).c_str(), M.block_class[b]);
+    std::ostringstream desc;
+    desc << o->model_path;
+    for (int i = 0; i < o->n_inputs; i++) desc << " --input " << o->inputs[i];
+    if (o->input_file) desc << " --input-file " << o->input_file;
+    desc << " --seed " << o->seed;
+    out->model = strdup(desc.str().c_str());
+    out->device = strdup(M.cuda ? "cuda" : "cpu");
+    rk_error e;
+    if (rk_chain_validate(out, "traced chain", &e) != RK_OK)
+        fail(RK_EFAIL, std::string("internal error: ") + e.msg);
+    M.st.forward_equal = st->forward_equal;
+    M.st.max_forward_diff = st->max_forward_diff;
+    *st = M.st;
+    st->seconds = (now_us() - t0) * 1e-6;
+}
+
+} // namespace rkx

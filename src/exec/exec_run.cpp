@@ -1,0 +1,213 @@
+// exec_run.cpp — rk_exec_run's job: re-trace the model, check that the chain
+// is this model's, then alternate the plain PyTorch step (module forward +
+// autograd) and the schedule's step (operations mapped onto model nodes and
+// run by the Runtime), measuring peak activation memory and time of both and
+// comparing gradients and output bit for bit.  Also the C API entry points
+// (rk_exec.h), where C++ exceptions become status codes.
+#include <torch/script.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+
+void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, const rk_run_options *ro,
+         rk_run_result *res) {
+    Model M;
+    load_model(M, o);
+    // The chain must be what tracing this model gives.
+    size_t nb = M.block_begin.size();
+    if ((size_t)ch->n_blocks != nb || (size_t)ch->n_classes != M.class_canon.size())
+        fail(RK_EINPUT, "the chain (" + std::to_string(ch->n_blocks) + " blocks, " + std::to_string(ch->n_classes) +
+                            " classes) is not this model's (" + std::to_string(nb) + " blocks, " +
+                            std::to_string(M.class_canon.size()) + " classes): trace it again with the same inputs");
+    std::vector<ClassGraph> cgs(M.class_canon.size());
+    for (size_t c = 0; c < M.class_canon.size(); c++) {
+        rk_graph gr;
+        build_class_graph(M, M.class_rep[c], nullptr, 0, &gr, cgs[c]);
+        const rk_graph &fg = ch->classes[c];
+        bool same = fg.n_c == gr.n_c && fg.n_d == gr.n_d;
+        for (int i = 0; same && i < gr.n_c; i++) same = !strcmp(fg.c[i].name, gr.c[i].name);
+        for (int i = 0; same && i < gr.n_d; i++) same = !strcmp(fg.d[i].name, gr.d[i].name);
+        rk_graph_free(&gr);
+        if (!same)
+            fail(RK_EINPUT, "class " + std::to_string(c) + " of the chain does not match this model's graph: trace "
+                            "it again with the same model and inputs");
+    }
+    for (size_t b = 0; b < nb; b++)
+        if (ch->blocks[b].cls != M.block_class[b])
+            fail(RK_EINPUT, "block " + std::to_string(b) + " of the chain has another class than this model's");
+    Mem A(M);
+    auto params = params_of(M);
+    int64_t input_bytes = 0;
+    for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
+    res->input_bytes = input_bytes;
+    res->n_params = (int)params.size();
+    int iters = ro->iters > 0 ? ro->iters : 3;
+    std::vector<double> tp, tr;
+    int64_t peak_plain = 0, peak_rk = 0;
+    std::vector<at::Tensor> ref_grads, ref_out_v;
+    at::Tensor ref_out, rk_out;
+    std::vector<at::Tensor> rk_grads;
+    double loss_value = 0;
+    for (int it = 0; it <= iters; it++) { // iteration 0 warms up
+        // Plain step: module forward + autograd backward.
+        zero_param_grads(params);
+        {
+            int64_t base = A.cur();
+            A.reset_peak();
+            double a = A.now();
+            at::Tensor y = plain_forward(M, o->seed);
+            at::Tensor l = ro->loss == RK_LOSS_MEAN ? y.mean() : y.sum();
+            l.backward();
+            double e = A.now() - a;
+            int64_t pk = A.peak() - base + input_bytes;
+            if (it > 0) { tp.push_back(e); peak_plain = std::max(peak_plain, pk); }
+            if (it == 0 && ro->check) {
+                PauseTracking p;
+                ref_out = keep_copy(y);
+                for (auto &q : params) ref_grads.push_back(keep_copy(q.grad()));
+            }
+        }
+        // The schedule (on fresh inputs: the plain step may have written them).
+        {
+            auto fresh = make_inputs(o);
+            for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
+        }
+        zero_param_grads(params);
+        {
+            int64_t base = A.cur();
+            A.reset_peak();
+            double a = A.now();
+            {
+                Runtime R(M);
+                for (int i = 0; i < s->n_ops; i++) {
+                    const rk_op &op = s->ops[i];
+                    if (op.kind == RK_OP_MARK) continue;
+                    if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
+                    const ClassGraph &cg = cgs[M.block_class[op.block]];
+                    int first = M.block_begin[op.block];
+                    if (op.kind == RK_OP_RUN) {
+                        if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
+                        const CMapEntry &e = cg.cmap[op.node];
+                        if (e.kind == 0) R.fwd(M.order[first + e.local]);
+                        else if (e.kind == 1) R.bwd(M.order[first + e.local]);
+                        else {
+                            if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
+                            at::Tensor y = R.materialize(M.output).toTensor();
+                            at::Tensor l = ro->loss == RK_LOSS_MEAN ? y.mean() : y.sum();
+                            loss_value = l.item<double>();
+                            if (it == 0 && ro->check) {
+                                PauseTracking p;
+                                rk_out = keep_copy(y);
+                            }
+                            l.backward();
+                        }
+                    } else if (op.kind == RK_OP_FORGET) {
+                        if (op.node < 0 || op.node >= (int)cg.dmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad data node");
+                        const DMapEntry &e = cg.dmap[op.node];
+                        int grp = e.local >= 0 ? M.order[first + e.local] : block_inputs(M, op.block)[-1 - e.local];
+                        if (e.kind == 0) R.forget_data(grp);
+                        else if (e.kind == 1) R.forget_phantom(grp);
+                        else R.forget_grad(grp);
+                    }
+                }
+            }
+            double e = A.now() - a;
+            int64_t pk = A.peak() - base + input_bytes;
+            if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
+            if (it == 0 && ro->check) {
+                PauseTracking p;
+                for (auto &q : params) rk_grads.push_back(keep_copy(q.grad()));
+            }
+        }
+        // Inputs may have been forgotten by the schedule: make them again.
+        auto fresh = make_inputs(o);
+        for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
+    }
+    res->measured_peak = peak_rk;
+    res->baseline_peak = peak_plain;
+    res->measured_time = median(tr);
+    res->baseline_time = median(tp);
+    res->loss = loss_value;
+    if (ro->check) {
+        PauseTracking p;
+        res->checked = 1;
+        bool eq = true;
+        double mad = 0, mrd = 0;
+        auto cmp = [&](const at::Tensor &x, const at::Tensor &y) {
+            if (!x.defined() || !y.defined()) {
+                if (x.defined() != y.defined()) eq = false;
+                return;
+            }
+            if (x.sizes() != y.sizes()) { eq = false; mad = INFINITY; return; }
+            if (!at::equal(x, y)) eq = false;
+            at::Tensor xd = x.to(at::kDouble), yd = y.to(at::kDouble);
+            double ad = (xd - yd).abs().max().item<double>();
+            double sc = yd.abs().max().item<double>();
+            mad = std::max(mad, ad);
+            if (sc > 0) mrd = std::max(mrd, ad / sc);
+        };
+        for (size_t i = 0; i < params.size(); i++) cmp(rk_grads[i], ref_grads[i]);
+        bool geq = eq;
+        eq = true;
+        if (!rk_out.defined()) eq = false;
+        else cmp(rk_out, ref_out);
+        res->output_equal = eq;
+        res->grads_equal = geq && eq;
+        res->max_abs_diff = mad;
+        res->max_rel_diff = mrd;
+    }
+}
+
+} // namespace rkx
+
+namespace {
+
+using rkx::RkErr;
+
+template <class F> rk_status guarded(rk_error *err, F f) {
+    try {
+        f();
+        return RK_OK;
+    } catch (const RkErr &e) {
+        rk_fail(err, e.st, "%s", e.msg.c_str());
+        return e.st;
+    } catch (const c10::Error &e) {
+        rk_fail(err, RK_EFAIL, "libtorch: %s", e.what_without_backtrace());
+        return RK_EFAIL;
+    } catch (const std::bad_alloc &) {
+        rk_fail(err, RK_ENOMEM, "out of memory");
+        return RK_ENOMEM;
+    } catch (const std::exception &e) {
+        rk_fail(err, RK_EFAIL, "%s", e.what());
+        return RK_EFAIL;
+    }
+}
+
+} // namespace
+
+extern "C" rk_status rk_exec_trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st, rk_error *err) {
+    rk_trace_stats tmp{};
+    rk_status s = guarded(err, [&] { rkx::trace(o, out, &tmp); });
+    if (st) *st = tmp;
+    return s;
+}
+
+extern "C" rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+                                 const rk_run_options *ro, rk_run_result *res, rk_error *err) {
+    *res = rk_run_result{};
+    return guarded(err, [&] { rkx::run(o, ch, s, ro, res); });
+}
+
+extern "C" int rk_exec_cuda_available(void) {
+#ifdef RK_TORCH_CUDA
+    return torch::cuda::is_available() ? 1 : 0;
+#else
+    return 0;
+#endif
+}

@@ -1,0 +1,171 @@
+// exec_runtime.cpp — the executor's operations on one simplified node (a
+// group): run its forward (first run or recompute, moving recomputed data
+// into the storage every view and saved tensor already points at), run its
+// backward through its own autograd graph, and forget its data (freeing the
+// storage everywhere at once), its phantoms (the autograd graph) or its
+// gradient.  Both tracing (measurement) and rk_exec_run use them.
+#include <torch/script.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <c10/core/StorageImpl.h>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+Runtime::Runtime(Model &m) : M(m), gs(m.groups.size()) {
+    for (auto &G : M.groups)
+        if (G.input_index >= 0) {
+            GState &S = gs[&G - &M.groups[0]];
+            S.leaf = M.inputs[G.input_index];
+            S.canon = S.leaf.storage();
+            S.ran = true;
+        }
+}
+
+IValue Runtime::materialize(const Value *v) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return materialize(I.alias);
+    switch (I.kind) {
+    case VK::Static: return I.sval;
+    case VK::Data: {
+        GState &S = gs[I.owner];
+        if (!S.ran)
+            fail(RK_EINPUT, "the schedule uses the data of " +
+                                (M.groups[I.owner].main ? where(M.groups[I.owner].main) : std::string("an input")) +
+                                " before computing it");
+        return S.leaf;
+    }
+    case VK::Cheap: {
+        Stack st;
+        for (const Value *u : I.def->inputs()) st.push_back(materialize(u));
+        run_node(M, I.def, st);
+        return st[0];
+    }
+    case VK::View: {
+        auto it = cache.find(v);
+        if (it != cache.end()) return it->second;
+        Stack st;
+        for (const Value *u : I.def->inputs()) st.push_back(materialize(u));
+        run_node(M, I.def, st);
+        for (size_t i = 0; i < st.size(); i++) cache[I.def->output(i)] = st[i];
+        return cache.at(v);
+    }
+    }
+    return IValue();
+}
+
+// Run a group's program on the current inputs; returns its output (with grad_fn).
+at::Tensor Runtime::exec_program(int g) {
+    Group &G = M.groups[g];
+    at::Tensor saved_rng;
+    if (G.nondet) saved_rng = rng_get(M.cuda);
+    std::unordered_map<const Value *, IValue> local;
+    for (Node *n : G.prog) {
+        Stack st;
+        for (const Value *u : n->inputs()) {
+            auto it = local.find(u);
+            st.push_back(it != local.end() ? it->second : materialize(u));
+        }
+        if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
+        auto r = M.rng_state.find(n);
+        if (r != M.rng_state.end()) rng_set(M.cuda, r->second);
+        try {
+            run_node(M, n, st);
+        } catch (const c10::Error &e) {
+            fail(RK_EFAIL, "running " + where(n) + " failed: " + e.what_without_backtrace());
+        }
+        for (size_t i = 0; i < st.size(); i++) local[n->output(i)] = std::move(st[i]);
+    }
+    at::Tensor out = local.at(G.data).toTensor();
+    local.clear();
+    if (G.nondet) rng_set(M.cuda, saved_rng);
+    return out;
+}
+
+void Runtime::fwd(int g) {
+    Group &G = M.groups[g];
+    GState &S = gs[g];
+    if (G.input_index >= 0) fail(RK_EINPUT, "a model input has no forward node");
+    // Recomputing while the data is still present (a block re-run with its
+    // output kept): the op regenerates the same bytes, so free the old copy
+    // first, as the simulator counts no new memory for a present output.
+    if (S.ran && S.canon && S.canon.unsafeGetStorageImpl()->nbytes() > 0) forget_data(g);
+    at::Tensor out = exec_program(g);
+    if (!S.ran) {
+        S.leaf = out.detach();
+        if (G.has_grad) {
+            S.leaf.requires_grad_(true);
+            // Remember the layout of the first gradient reaching the leaf (before
+            // its accumulator copies it into the leaf's own layout).
+            S.leaf.register_hook([this, g](const at::Tensor &gr) {
+                GState &T = gs[g];
+                if (T.grad_strides.empty() && gr.defined() && gr.is_non_overlapping_and_dense())
+                    T.grad_strides = gr.strides().vec();
+            });
+        }
+        S.canon = S.leaf.storage();
+        S.ran = true;
+        if (G.has_grad) S.proxy = out;
+        return;
+    }
+    c10::Storage ns = out.storage();
+    c10::StorageImpl *canon = S.canon.unsafeGetStorageImpl();
+    c10::StorageImpl *fresh = ns.unsafeGetStorageImpl();
+    if (fresh != canon) {
+        if (canon->data() != nullptr || canon->nbytes() > 0) {
+            // Data still present: the new copy is dropped, its storage aliases the old.
+            fresh->set_data_ptr(c10::DataPtr(const_cast<void *>(static_cast<const void *>(canon->data())),
+                                             canon->device()));
+            fresh->set_nbytes(canon->nbytes());
+        } else {
+            void *p = const_cast<void *>(static_cast<const void *>(fresh->data()));
+            size_t nb = fresh->nbytes();
+            c10::DataPtr owned = fresh->set_data_ptr(c10::DataPtr(p, fresh->device()));
+            canon->set_data_ptr(std::move(owned));
+            canon->set_nbytes(nb);
+            for (auto &a : S.aliases)
+                if (a.unsafeGetStorageImpl() != fresh) {
+                    a.unsafeGetStorageImpl()->set_data_ptr(c10::DataPtr(p, fresh->device()));
+                    a.unsafeGetStorageImpl()->set_nbytes(nb);
+                }
+        }
+        S.aliases.push_back(ns);
+    }
+    if (G.has_grad) S.proxy = out;
+}
+
+void Runtime::bwd(int g) {
+    Group &G = M.groups[g];
+    GState &S = gs[g];
+    if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
+    if (!S.proxy.defined())
+        fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
+    at::Tensor gr = S.leaf.grad();
+    if (!gr.defined()) {
+        gr = at::zeros_like(S.leaf);
+    } else if (!S.grad_strides.empty() && gr.strides() != at::IntArrayRef(S.grad_strides)) {
+        // Plain autograd sums a tensor's gradient contributions in the layout of
+        // the first one (e.g. channels-last, through flatten + transpose views),
+        // while a leaf's accumulator keeps the leaf's layout.  Same values, but
+        // some backward kernels reduce in layout order (a convolution's bias
+        // gradient): hand the op the plain step's layout, so results are bit-exact.
+        at::Tensor t = at::empty_strided(gr.sizes(), S.grad_strides, gr.options());
+        t.copy_(gr);
+        S.leaf.mutable_grad() = t;
+        gr = t;
+    }
+    if (S.proxy.grad_fn()) torch::autograd::backward({S.proxy}, {gr}, /*retain_graph=*/true);
+}
+
+void Runtime::forget_data(int g) {
+    GState &S = gs[g];
+    if (!S.canon) return;
+    S.canon.unsafeGetStorageImpl()->reset();
+    for (auto &a : S.aliases) a.unsafeGetStorageImpl()->reset();
+}
+
+void Runtime::forget_grad(int g) {
+    if (gs[g].leaf.defined()) gs[g].leaf.mutable_grad() = at::Tensor();
+}
+
+} // namespace rkx

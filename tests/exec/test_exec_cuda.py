@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""rkmate trace / run on a GPU (--device cuda): a small GPT2 with dropout is
+traced on the device and its schedules (keep everything, recompute everything,
+rotor at half the keep-everything peak) run beside the plain PyTorch step on
+the device, gradients compared bit for bit.  Exit 77 (meson's "skipped") when
+this torch sees no CUDA device or rkmate's libtorch part has no CUDA; the CPU
+machines then only check (in test_exec.py) that --device cuda is refused with
+exit 2.  Run by run_exec_tests.sh with the Python of the build's torch."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+RKMATE = os.environ.get("RKMATE", "rkmate")
+ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def rk(*args):
+    p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"FAIL: rkmate {' '.join(args)} exited {p.returncode}\n{p.stderr}")
+    return p.stdout
+
+
+def main():
+    import torch
+    if not torch.cuda.is_available():
+        print("no CUDA device: skipped")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="rkmate-cuda-")
+    try:
+        model = os.path.join(tmp, "gpt2.pt")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tools", "models", "gpt2.py"), "--out", model,
+                        "--layers", "2", "--width", "64", "--heads", "2", "--seq", "32", "--batch", "2",
+                        "--vocab", "100", "--no-check"], check=True, capture_output=True)
+        inputs = ["--input-file", model[:-3] + ".inputs.pt", "--device", "cuda"]
+        chain = os.path.join(tmp, "gpt2.rkg")
+        p = subprocess.run([RKMATE, "trace", model, *inputs, "-o", chain, "--verify", "--json", "--quiet"],
+                           capture_output=True, text=True)
+        if p.returncode == 2 and "has no CUDA" in p.stderr:
+            print("rkmate's libtorch part was built without CUDA: skipped")
+            return 77
+        if p.returncode != 0:
+            sys.exit(f"FAIL: trace --device cuda: {p.stderr}")
+        st = json.loads(p.stdout)
+        assert st["forward_equal"], f"blocks do not reproduce the module's output on the GPU: {st}"
+        keep = json.loads(rk("solve", chain, "--budget", "1TB", "--algo", "none", "--json", "--quiet",
+                             "-o", os.path.join(tmp, "none.rks")))
+        half = keep["predicted_peak"] // 2
+        runs = [("none", "1TB"), ("recompute-all", "1TB"), ("rotor", str(half))]
+        for algo, budget in runs:
+            rks = os.path.join(tmp, algo + ".rks")
+            p = subprocess.run([RKMATE, "solve", chain, "--budget", budget, "--algo", algo, "-o", rks, "--quiet"],
+                               capture_output=True, text=True)
+            if p.returncode == 3:
+                continue
+            r = json.loads(rk("run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters", "2"))
+            assert r["grads_equal"] and r["output_equal"], f"{algo}: gradients differ on the GPU: {r}"
+            # The caching allocator rounds blocks up to 512 bytes: a little slack.
+            assert abs(r["measured_peak"] - r["predicted_peak"]) <= 0.05 * r["predicted_peak"] + 65536, r
+            print(f"ok: {algo} at {budget}: measured peak {r['measured_peak']} predicted {r['predicted_peak']}")
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
