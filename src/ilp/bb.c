@@ -326,7 +326,16 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         /* heuristics: at the root and now and then */
         if (resolves == 0 && (depth == 0 || (c->nodes % 100) == 0 || (!c->has_inc && (c->nodes % 20) == 0))) {
             bb_heur_rounding(c);
+            /* RENS where the dive finds nothing, from the node's LP point
+             * (the dive moves c->x) */
+            double *xn = NULL;
+            if (!c->is_sub && !c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) {
+                xn = malloc((size_t)c->n * sizeof *xn);
+                if (xn) memcpy(xn, c->x, (size_t)c->n * sizeof *xn);
+            }
             bb_heur_dive(c, c->n);
+            if (xn && !c->has_inc) bb_heur_rens(c, xn);
+            free(xn);
             if (!c->is_sub && c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) bb_heur_rins(c);
             bb_apply_bounds(c, c->llb, c->lub);
             st = bb_solve_lp(c, 0, 0);

@@ -221,10 +221,13 @@ void bb_heur_rounding(bb_ctx *c) {
 void bb_heur_dive(bb_ctx *c, int max_depth) {
     int n = c->n;
     double *dlb = malloc((size_t)n * sizeof *dlb), *dub = malloc((size_t)n * sizeof *dub);
+    double *plb = malloc((size_t)n * sizeof *plb), *pub = malloc((size_t)n * sizeof *pub);
     rk_basis saved = {0};
-    if (!dlb || !dub || rk_simplex_get_basis(c->lps, &saved) != RK_OK) {
+    if (!dlb || !dub || !plb || !pub || rk_simplex_get_basis(c->lps, &saved) != RK_OK) {
         free(dlb);
         free(dub);
+        free(plb);
+        free(pub);
         return;
     }
     memcpy(dlb, c->llb, (size_t)n * sizeof *dlb);
@@ -271,14 +274,29 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
             break;
         }
         if (best < 0) break;
-        if (bdir) dlb[best] = ceil(c->x[best]);
-        else dub[best] = floor(c->x[best]);
-        if (bb_propagate(c, dlb, dub, best)) break;
-        bb_apply_bounds(c, dlb, dub);
-        long left = budget - (rk_simplex_iterations(c->lps) - it0);
-        if (left <= 0) break;
-        rk_lp_status st = bb_solve_lp(c, left, 1);
-        if (st != RK_LP_OPTIMAL) break;
+        /* fix it; when that side is infeasible (propagation or LP), back up
+         * once and take the other side */
+        memcpy(plb, dlb, (size_t)n * sizeof *plb);
+        memcpy(pub, dub, (size_t)n * sizeof *pub);
+        double xb = c->x[best];
+        int ok = 0;
+        for (int side = 0; side < 2 && !ok; side++) {
+            int dir = side ? !bdir : bdir;
+            if (side) {
+                memcpy(dlb, plb, (size_t)n * sizeof *dlb);
+                memcpy(dub, pub, (size_t)n * sizeof *dub);
+            }
+            if (dir) dlb[best] = ceil(xb);
+            else dub[best] = floor(xb);
+            if (bb_propagate(c, dlb, dub, best)) continue;
+            bb_apply_bounds(c, dlb, dub);
+            long left = budget - (rk_simplex_iterations(c->lps) - it0);
+            if (left <= 0) break;
+            rk_lp_status st = bb_solve_lp(c, left, 1);
+            if (st == RK_LP_OPTIMAL) ok = 1;
+            else if (st != RK_LP_INFEASIBLE && st != RK_LP_CUTOFF) break;
+        }
+        if (!ok) break;
         bb_read_lp(c);
         if (c->has_inc && c->z >= bb_cutoff(c)) break;
     }
@@ -288,6 +306,43 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
     rk_basis_free(&saved);
     free(dlb);
     free(dub);
+    free(plb);
+    free(pub);
+}
+
+/* The problem within lb..ub solved as a sub-MIP (no further sub-MIPs, this
+ * search's pseudocosts and branching settings, a node limit); its solution
+ * is offered.  Takes nothing from the caller's incumbent but a hint. */
+static void bb_sub_mip(bb_ctx *c, const double *lb, const double *ub, long node_limit, const char *name) {
+    rk_lp *sub = bb_model_copy(c, lb, ub);
+    if (!sub) return;
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.node_limit = node_limit;
+    p.gap = c->par->gap;
+    int ok = 1;
+    if (c->par->time_limit > 0) {
+        p.time_limit = c->par->time_limit - bb_elapsed(c);
+        if (p.time_limit <= 0.01) ok = 0;
+    }
+    if (c->has_inc) p.incumbent = c->inc_x;
+    /* the same columns: the sub-MIP starts from this search's pseudocosts
+     * and branches the same way */
+    rk_milp_pseudocosts pc = {.n = c->n, .sum = {c->pc_sum[0], c->pc_sum[1]}, .cnt = {c->pc_cnt[0], c->pc_cnt[1]}};
+    p.pseudocosts = &pc;
+    p.pseudocost_branching = c->par->pseudocost_branching;
+    p.sb_reliability = c->par->sb_reliability;
+    p.sb_max_candidates = c->par->sb_max_candidates;
+    p.sb_max_iterations = c->par->sb_max_iterations;
+    p.seed = c->par->seed;
+    rk_milp_result r;
+    rk_error e;
+    if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
+        c->lp_iter_base += r.iterations;
+        if (r.has_solution && r.x) bb_offer_solution(c, r.x, name);
+        rk_milp_result_free(&r);
+    }
+    rk_lp_free(sub);
 }
 
 void bb_heur_rins(bb_ctx *c) {
@@ -297,44 +352,41 @@ void bb_heur_rins(bb_ctx *c) {
     if (nfix < 0.3 * c->n_int || nfix == c->n_int) return;
     /* the integer columns where the LP agrees with the incumbent are fixed */
     double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
-    rk_lp *sub = NULL;
     if (lb && ub) {
         for (int j = 0; j < n; j++) {
             lb[j] = c->glb[j];
             ub[j] = c->gub[j];
             if (c->is_int[j] && fabs(c->x[j] - c->inc_x[j]) < 1e-6) lb[j] = ub[j] = c->inc_x[j];
         }
-        sub = bb_model_copy(c, lb, ub);
+        bb_sub_mip(c, lb, ub, 500, "RINS");
     }
     free(lb);
     free(ub);
-    int ok = sub != NULL;
-    if (ok) {
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.node_limit = 500;
-        p.gap = c->par->gap;
-        if (c->par->time_limit > 0) {
-            p.time_limit = c->par->time_limit - bb_elapsed(c);
-            if (p.time_limit <= 0.01) ok = 0;
+}
+
+void bb_heur_rens(bb_ctx *c, const double *x) {
+    int n = c->n, nfix = 0;
+    for (int j = 0; j < n; j++)
+        if (c->is_int[j] && fabs(x[j] - floor(x[j] + 0.5)) < 1e-6) nfix++;
+    if (nfix < 0.5 * c->n_int || nfix == c->n_int) return;
+    /* integral columns of the LP point fixed, the others to their two
+     * nearest integers */
+    double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
+    if (lb && ub) {
+        for (int j = 0; j < n; j++) {
+            lb[j] = c->glb[j];
+            ub[j] = c->gub[j];
+            if (!c->is_int[j]) continue;
+            double r = floor(x[j] + 0.5);
+            if (fabs(x[j] - r) < 1e-6) {
+                lb[j] = ub[j] = r;
+            } else {
+                lb[j] = fmax(lb[j], floor(x[j]));
+                ub[j] = fmin(ub[j], ceil(x[j]));
+            }
         }
-        p.incumbent = c->inc_x;
-        /* the same columns: the sub-MIP starts from this search's
-         * pseudocosts and branches the same way */
-        rk_milp_pseudocosts pc = {.n = n, .sum = {c->pc_sum[0], c->pc_sum[1]}, .cnt = {c->pc_cnt[0], c->pc_cnt[1]}};
-        p.pseudocosts = &pc;
-        p.pseudocost_branching = c->par->pseudocost_branching;
-        p.sb_reliability = c->par->sb_reliability;
-        p.sb_max_candidates = c->par->sb_max_candidates;
-        p.sb_max_iterations = c->par->sb_max_iterations;
-        p.seed = c->par->seed;
-        rk_milp_result r;
-        rk_error e;
-        if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
-            c->lp_iter_base += r.iterations;
-            if (r.has_solution && r.x) bb_offer_solution(c, r.x, "RINS");
-            rk_milp_result_free(&r);
-        }
+        bb_sub_mip(c, lb, ub, 1000, "RENS");
     }
-    rk_lp_free(sub);
+    free(lb);
+    free(ub);
 }

@@ -153,6 +153,10 @@ void bb_heur_dive(bb_ctx *c, int max_depth);
 /* RINS: fix the integer columns where the node LP and the incumbent agree
  * and solve the rest as a small MILP with a node limit. */
 void bb_heur_rins(bb_ctx *c);
+/* RENS: fix the integer columns that are integral at the LP point x,
+ * restrict the others to their two nearest integers, and solve that as a
+ * small MILP (a first incumbent where diving fails: the Checkmate MILPs). */
+void bb_heur_rens(bb_ctx *c, const double *x);
 rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 
 /* branching: pick a fractional column; returns column, or -1 when the node
