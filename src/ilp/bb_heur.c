@@ -364,28 +364,43 @@ void bb_heur_rins(bb_ctx *c) {
     free(ub);
 }
 
+/* RENS's neighbourhood: with all, the integer columns integral at x are
+ * fixed; without, only those whose cost holds them at that value (cost > 0
+ * at the lower bound, < 0 at the upper): the others may move to make room.
+ * The fractional columns get their two nearest integers.  Returns the number
+ * fixed. */
+static int bb_rens_bounds(const bb_ctx *c, const double *x, int all, double *lb, double *ub) {
+    int nfix = 0;
+    for (int j = 0; j < c->n; j++) {
+        lb[j] = c->glb[j];
+        ub[j] = c->gub[j];
+        if (!c->is_int[j]) continue;
+        double r = floor(x[j] + 0.5);
+        if (fabs(x[j] - r) < 1e-6) {
+            if (all || (c->obj[j] > 0 && r <= lb[j]) || (c->obj[j] < 0 && r >= ub[j])) {
+                lb[j] = ub[j] = r;
+                nfix++;
+            }
+        } else {
+            lb[j] = fmax(lb[j], floor(x[j]));
+            ub[j] = fmin(ub[j], ceil(x[j]));
+        }
+    }
+    return nfix;
+}
+
 void bb_heur_rens(bb_ctx *c, const double *x) {
-    int n = c->n, nfix = 0;
+    int n = c->n, nint = 0;
     for (int j = 0; j < n; j++)
-        if (c->is_int[j] && fabs(x[j] - floor(x[j] + 0.5)) < 1e-6) nfix++;
-    if (nfix < 0.5 * c->n_int || nfix == c->n_int) return;
-    /* integral columns of the LP point fixed, the others to their two
-     * nearest integers */
+        if (c->is_int[j] && fabs(x[j] - floor(x[j] + 0.5)) < 1e-6) nint++;
+    if (nint < 0.5 * c->n_int || nint == c->n_int) return;
     double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
     if (lb && ub) {
-        for (int j = 0; j < n; j++) {
-            lb[j] = c->glb[j];
-            ub[j] = c->gub[j];
-            if (!c->is_int[j]) continue;
-            double r = floor(x[j] + 0.5);
-            if (fabs(x[j] - r) < 1e-6) {
-                lb[j] = ub[j] = r;
-            } else {
-                lb[j] = fmax(lb[j], floor(x[j]));
-                ub[j] = fmin(ub[j], ceil(x[j]));
-            }
-        }
+        bb_rens_bounds(c, x, 1, lb, ub);
         bb_sub_mip(c, lb, ub, 1000, "RENS");
+        /* all fixed is often infeasible (a schedule needs room to recompute
+         * where the LP did not): once more with only the cost-held ones */
+        if (!c->has_inc && bb_rens_bounds(c, x, 0, lb, ub) < nint) bb_sub_mip(c, lb, ub, 1000, "RENS (costed fixings)");
     }
     free(lb);
     free(ub);
