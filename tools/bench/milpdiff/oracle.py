@@ -78,7 +78,7 @@ def _new_highs():
     return h
 
 
-def _run(model, time_limit, zero_objective=False):
+def _run(model, time_limit, zero_objective=False, variant=None):
     h = _new_highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
@@ -86,6 +86,8 @@ def _run(model, time_limit, zero_objective=False):
     h.setOptionValue("mip_abs_gap", 1e-9)
     h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("random_seed", 0)
+    for k, v in (variant or {}).items():
+        h.setOptionValue(k, v)
     st = h.passModel(_lp(model, zero_objective))
     if st == highspy.HighsStatus.kError:
         raise RuntimeError("HiGHS rejected the model")
@@ -99,13 +101,48 @@ def _run(model, time_limit, zero_objective=False):
     return h, ms, info, x
 
 
-def solve(model, time_limit=20.0):
+# HiGHS's own answer is checked too: when rkmate's answer disagrees and
+# rkmate's point is certified (certify_point), HiGHS is run again with these
+# settings; one of them agreeing with rkmate means HiGHS's default answer was
+# wrong (counted as "HiGHS wrong", not as rkmate's disagreement).
+VARIANTS = [{"presolve": "off"}, {"random_seed": 1}, {"random_seed": 2}]
+
+
+def certify_point(model, x, time_limit=10.0):
+    """A point of the model built from x: the integer columns fixed at x
+    rounded, the continuous ones re-solved by HiGHS's LP; returns (objective,
+    point) when that point satisfies every bound and row to 1e-9, else None."""
+    from .model import Model, check_solution
+    fixed = Model(model.name)
+    fixed.__dict__.update({k: (list(v) if isinstance(v, list) else v) for k, v in model.__dict__.items()})
+    for j in range(model.n):
+        if model.integer[j]:
+            if not math.isfinite(x[j]):
+                return None
+            v = float(round(x[j]))
+            if v < model.lb[j] or v > model.ub[j]:
+                return None
+            fixed.lb[j] = fixed.ub[j] = v
+    fixed.integer = [False] * model.n
+    try:
+        _, ms, info, y = _run(fixed, time_limit)
+    except Exception:  # noqa: BLE001
+        return None
+    if ms != highspy.HighsModelStatus.kOptimal or y is None:
+        return None
+    y = [float(round(v)) if model.integer[j] else v for j, v in enumerate(y)]
+    if check_solution(model, y, 1e-9):
+        return None
+    return model.objective_of(y), y
+
+
+def solve(model, time_limit=20.0, variant=None):
     """Returns {status, objective, bound, x, time_s, note}; status is one of
     optimal, infeasible, unbounded, time_limit, error."""
     t0 = time.perf_counter()
     MS = highspy.HighsModelStatus
     try:
-        h, ms, info, x = _run(model, time_limit)
+        h, ms, info, x = _run(model, time_limit, variant=variant)
     except Exception as e:  # noqa: BLE001 - the oracle failing is reported, not raised
         return {"status": "error", "objective": None, "bound": None, "x": None,
                 "time_s": time.perf_counter() - t0, "note": f"HiGHS failed: {e}"}
@@ -120,7 +157,7 @@ def solve(model, time_limit=20.0):
     elif ms in (MS.kUnbounded, MS.kUnboundedOrInfeasible):
         left = max(1.0, time_limit - (time.perf_counter() - t0))
         try:
-            _, ms2, _, _ = _run(model, left, zero_objective=True)
+            _, ms2, _, _ = _run(model, left, zero_objective=True, variant=variant)
         except Exception as e:  # noqa: BLE001
             ms2 = None
             res["note"] += f"; feasibility run failed: {e}"
@@ -142,4 +179,6 @@ def solve(model, time_limit=20.0):
         if any(model.integer) and math.isfinite(info.mip_dual_bound):
             res["bound"] = info.mip_dual_bound
     res["time_s"] = time.perf_counter() - t0
+    if variant:
+        res["variant"] = variant
     return res
