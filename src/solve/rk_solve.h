@@ -52,7 +52,13 @@ typedef struct {
     double overhead;             /* predicted_time / baseline_time - 1 */
     double solve_time_s;         /* this budget */
     long n_forwards;
-    double checkmate_gap;        /* RK_SOLVE_CHECKMATE: relative gap */
+    double checkmate_gap;        /* RK_SOLVE_CHECKMATE: relative gap to the
+                                    model's proven bound (0: proven optimal;
+                                    NaN: no bound known) */
+    double checkmate_bound;      /* RK_SOLVE_CHECKMATE: proven lower bound on
+                                    the time of the model's schedules (us) */
+    int checkmate_optimal;
+    const char *checkmate_source; /* "milp", "greedy" or "seed" */
 } rk_solve_result;
 
 typedef struct {
@@ -74,8 +80,18 @@ const rk_solver_info *rk_solver_get_info(const rk_solver *s);
  * holds the replayed schedule with its predictions. */
 rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err);
 
-/* Smallest budget at which rk_solver_solve succeeds. */
+/* Smallest budget at which rk_solver_solve succeeds (rk-Rotor, sqrt, ...:
+ * exact; checkmate: the smallest peak of a schedule rkmate knows, i.e. of
+ * free-asap, of the rk-Rotor / sqrt(n) / recompute-all schedules over the
+ * built-in options, of the greedy rematerialization and of the schedules
+ * the solver returned earlier: checkmate succeeds there, and may succeed
+ * lower). */
 rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err);
+
+/* A proven lower bound on the peak of every schedule of the chain, whatever
+ * the algorithm: the most memory one node needs when it runs (its real
+ * uses, its outputs and its overhead). */
+rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err);
 
 #ifdef __cplusplus
 }

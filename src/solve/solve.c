@@ -2,6 +2,7 @@
  * reconstruction, replay by the simulator and the checks on it. */
 #include <math.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,11 @@ struct rk_solver {
     rk_dp_costs costs;
     int have_costs;
     rk_solver_info info;
+    /* checkmate: the schedules returned at earlier budgets (each fits every
+     * budget >= its peak), and the greedy's least peak (computed once) */
+    int n_known, cap_known;
+    rk_schedule *known;
+    int64_t greedy_min_peak; /* 0: not computed yet, -1: none */
 };
 
 static const char *algo_names[] = {"rockmate", "rotor", "sqrt", "none", "recompute-all", "checkmate"};
@@ -57,11 +63,9 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
     s->ch = ch;
     s->p = *p;
     double t0 = omp_get_wtime();
-    if (p->algo == RK_SOLVE_CHECKMATE) {
-        *out = s;
-        return RK_OK;
-    }
-    if (p->algo == RK_SOLVE_ROCKMATE) r = rk_dp_options_default(ch, &s->opts, err);
+    /* checkmate: the built-in options (none, keep-all, asap) only, for the
+     * cheap rk-Rotor / sqrt(n) / recompute-all schedules that seed its MILP */
+    if (p->algo == RK_SOLVE_ROCKMATE || p->algo == RK_SOLVE_CHECKMATE) r = rk_dp_options_default(ch, &s->opts, err);
     else r = rk_dp_options_rotor(ch, &s->opts, err);
     if (r) goto fail;
     if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options) {
@@ -77,7 +81,8 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
     r = rk_dp_costs_build(ch, &s->opts, &s->costs, err);
     if (r) goto fail;
     s->have_costs = 1;
-    for (int c = 0; c < s->opts.n_classes; c++) s->info.n_options += s->opts.classes[c].n_options;
+    if (p->algo != RK_SOLVE_CHECKMATE)
+        for (int c = 0; c < s->opts.n_classes; c++) s->info.n_options += s->opts.classes[c].n_options;
     s->info.options_time_s = omp_get_wtime() - t0;
     *out = s;
     return RK_OK;
@@ -88,6 +93,8 @@ fail:
 
 void rk_solver_free(rk_solver *s) {
     if (!s) return;
+    for (int i = 0; i < s->n_known; i++) rk_schedule_free(&s->known[i]);
+    free(s->known);
     if (s->have_costs) rk_dp_costs_free(&s->costs);
     rk_dp_options_free(&s->opts);
     free(s);
@@ -95,16 +102,144 @@ void rk_solver_free(rk_solver *s) {
 
 const rk_solver_info *rk_solver_get_info(const rk_solver *s) { return &s->info; }
 
+/* The DP algorithms whose schedules seed whole-graph Checkmate. */
+static const rk_dp_algo cm_seed_algos[] = {RK_DP_ROCKMATE, RK_DP_SQRT, RK_DP_RECOMPUTE_ALL, RK_DP_KEEP_ALL};
+#define N_CM_SEED_ALGOS ((int)(sizeof cm_seed_algos / sizeof cm_seed_algos[0]))
+
 rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err) {
     if (s->p.algo == RK_SOLVE_CHECKMATE) {
+        /* the smallest peak of a schedule rkmate knows: free-asap, the DP
+         * schedules that seed the MILP, the greedy rematerialization, and
+         * the schedules returned at earlier budgets */
         rk_schedule fa;
         rk_status r = rk_schedule_free_asap(s->ch, &fa, err);
         if (r) return r;
-        *out = fa.predicted_peak; /* an upper bound: Checkmate may go lower */
+        rk_sim_result sr;
+        r = rk_simulate(s->ch, &fa, &sr, err);
         rk_schedule_free(&fa);
+        if (r) return r;
+        int64_t best = sr.peak;
+        for (int a = 0; a < N_CM_SEED_ALGOS; a++) {
+            int64_t mb;
+            rk_error e2;
+            if (rk_dp_algo_min_budget(&s->costs, cm_seed_algos[a], &s->p.dp, &mb, &e2) == RK_OK && mb > 0 && mb < best)
+                best = mb;
+        }
+        if (s->greedy_min_peak == 0) {
+            rk_schedule g;
+            rk_schedule_init(&g);
+            rk_error e2;
+            s->greedy_min_peak = -1;
+            if (rk_checkmate_chain_greedy(s->ch, 0, &g, &e2) == RK_OK && rk_simulate(s->ch, &g, &sr, &e2) == RK_OK)
+                s->greedy_min_peak = sr.peak;
+            rk_schedule_free(&g);
+        }
+        if (s->greedy_min_peak > 0 && s->greedy_min_peak < best) best = s->greedy_min_peak;
+        for (int i = 0; i < s->n_known; i++)
+            if (s->known[i].predicted_peak > 0 && s->known[i].predicted_peak < best) best = s->known[i].predicted_peak;
+        *out = best;
         return RK_OK;
     }
     return rk_dp_algo_min_budget(&s->costs, dp_algo_of(s->p.algo), &s->p.dp, out, err);
+}
+
+rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err) {
+    /* every node runs at least once, and when it runs its real uses, its
+     * outputs and its overhead are in memory at once */
+    rk_chain_index ix;
+    rk_status r = rk_chain_index_build(s->ch, &ix, err);
+    if (r) return r;
+    char *mark = calloc((size_t)ix.n_d + 1, 1);
+    int *list = malloc((size_t)(ix.n_d + 1) * sizeof(int));
+    if (!mark || !list) {
+        free(mark);
+        free(list);
+        rk_chain_index_free(&ix);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    int64_t best = 0;
+    int L = s->ch->n_blocks;
+    for (int k = 0; k < L; k++) {
+        const rk_graph *g = &s->ch->classes[s->ch->blocks[k].cls];
+        for (int c = 0; c < g->n_c; c++) {
+            if (g->c[c].kind == RK_C_LOSS && k != L - 1) continue; /* absent at chain level */
+            int64_t m = g->c[c].overhead > 0 ? g->c[c].overhead : 0;
+            int nl = 0;
+            for (int q = 0; q < g->c[c].n_uses + g->c[c].n_outs; q++) {
+                int local;
+                if (q < g->c[c].n_uses) {
+                    if (g->c[c].uses[q].kind == RK_EDGE_FAKE) continue;
+                    local = g->c[c].uses[q].data;
+                } else local = g->c[c].outs[q - g->c[c].n_uses];
+                int d = ix.d_map[ix.d_base[k] + local];
+                if (mark[d]) continue;
+                mark[d] = 1;
+                list[nl++] = d;
+                m += ix.d_size[d];
+            }
+            for (int i = 0; i < nl; i++) mark[list[i]] = 0;
+            if (m > best) best = m;
+        }
+    }
+    free(mark);
+    free(list);
+    rk_chain_index_free(&ix);
+    *out = best;
+    return RK_OK;
+}
+
+/* Checkmate at one budget: the seeds (the DP's schedules at this budget,
+ * free-asap, the schedules returned at earlier budgets that fit) and the
+ * MILP; the returned schedule is remembered for later budgets. */
+static rk_status solve_checkmate(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err) {
+    int cap = N_CM_SEED_ALGOS + 1 + s->n_known, n = 0;
+    rk_schedule *seeds = calloc((size_t)cap, sizeof *seeds);
+    if (!seeds) return rk_fail(err, RK_ENOMEM, "out of memory");
+    rk_status r = RK_OK;
+    rk_error e2;
+    for (int a = 0; a < N_CM_SEED_ALGOS; a++) {
+        rk_dp_plan plan;
+        rk_dp_result dres;
+        memset(&plan, 0, sizeof plan);
+        rk_schedule_init(&seeds[n]);
+        if (rk_dp_solve(&s->costs, cm_seed_algos[a], budget, &s->p.dp, &plan, &dres, &e2) == RK_OK && dres.feasible &&
+            rk_dp_plan_build(s->ch, &s->opts, &s->costs, &plan, &seeds[n], &e2) == RK_OK)
+            n++;
+        else
+            rk_schedule_free(&seeds[n]);
+        rk_dp_plan_free(&plan);
+    }
+    rk_schedule_init(&seeds[n]);
+    if (rk_schedule_free_asap(s->ch, &seeds[n], &e2) == RK_OK) n++;
+    for (int i = 0; i < s->n_known && !r; i++) {
+        if (s->known[i].predicted_peak > budget) continue;
+        rk_schedule_init(&seeds[n]);
+        if (rk_schedule_append(&seeds[n], &s->known[i])) r = rk_fail(err, RK_ENOMEM, "out of memory");
+        else n++;
+    }
+    rk_checkmate_chain_info info;
+    if (!r) r = rk_checkmate_chain_solve(s->ch, budget, &s->p.cm, seeds, n, sched, &info, err);
+    for (int i = 0; i < n; i++) rk_schedule_free(&seeds[i]);
+    free(seeds);
+    if (r) return r;
+    res->checkmate_gap = info.gap;
+    res->checkmate_bound = info.bound;
+    res->checkmate_optimal = info.optimal;
+    res->checkmate_source = info.source;
+    /* remember it (a copy) for later budgets */
+    if (s->n_known == s->cap_known) {
+        int nc = s->cap_known ? 2 * s->cap_known : 4;
+        rk_schedule *k = realloc(s->known, (size_t)nc * sizeof *k);
+        if (!k) return rk_fail(err, RK_ENOMEM, "out of memory");
+        s->known = k;
+        s->cap_known = nc;
+    }
+    rk_schedule_init(&s->known[s->n_known]);
+    if (rk_schedule_append(&s->known[s->n_known], sched)) return rk_fail(err, RK_ENOMEM, "out of memory");
+    s->known[s->n_known].predicted_peak = sched->predicted_peak;
+    s->known[s->n_known].predicted_time = sched->predicted_time;
+    s->n_known++;
+    return RK_OK;
 }
 
 rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err) {
@@ -116,10 +251,19 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
     rk_status r;
     if (budget <= 0) return rk_fail(err, RK_EINPUT, "the budget must be a positive number of bytes");
     if (s->p.algo == RK_SOLVE_CHECKMATE) {
-        double gap = 0;
-        r = rk_checkmate_chain_schedule(s->ch, budget, &s->p.cm, sched, &gap, err);
+        r = solve_checkmate(s, budget, sched, res, err);
+        if (r == RK_EINFEASIBLE) {
+            int64_t minb = -1, lb = -1;
+            rk_error e2;
+            char b1[32], b2[32], msg[sizeof err->msg];
+            if (rk_solver_min_budget(s, &minb, &e2) != RK_OK || rk_solver_min_budget_bound(s, &lb, &e2) != RK_OK)
+                return r;
+            snprintf(msg, sizeof msg, "%.700s; the smallest budget with a known schedule is %lld bytes (%s), and no "
+                     "schedule can fit in less than %lld bytes (%s, proven)", err->msg, (long long)minb,
+                     rk_format_bytes(minb, b1, sizeof b1), (long long)lb, rk_format_bytes(lb, b2, sizeof b2));
+            return rk_fail(err, RK_EINFEASIBLE, "%s", msg);
+        }
         if (r) return r;
-        res->checkmate_gap = gap;
     } else {
         rk_dp_plan plan;
         rk_dp_result dres;

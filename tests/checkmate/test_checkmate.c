@@ -12,6 +12,7 @@
 #include "cm_internal.h"
 #include "cm_testlib.h"
 #include "rk_checkmate.h"
+#include "rk_solve.h"
 
 #define INF INFINITY
 
@@ -686,6 +687,324 @@ START_TEST(recompute_counts) {
 }
 END_TEST
 
+/* ------------------------------------------- incumbents (cm_heur.c) */
+
+/* Ops of a whole option: fwd, the loss, bwd. */
+static rk_op *option_ops(const rk_graph *g, const rk_option *o, int *n) {
+    rk_op *ops = malloc((size_t)(o->n_fwd + o->n_bwd + 1) * sizeof *ops);
+    memcpy(ops, o->fwd, (size_t)o->n_fwd * sizeof *ops);
+    ops[o->n_fwd] = (rk_op){RK_OP_RUN, 0, g->loss, -1};
+    memcpy(ops + o->n_fwd + 1, o->bwd, (size_t)o->n_bwd * sizeof *ops);
+    *n = o->n_fwd + o->n_bwd + 1;
+    return ops;
+}
+
+/* Peak and time of ops replayed on g. */
+static void replay(const rk_graph *g, const rk_op *ops, int n, int64_t *peak, double *time) {
+    rk_block_state st;
+    rk_error err;
+    ck_assert_int_eq(rk_block_state_init(&st, g), RK_OK);
+    ck_assert_msg(rk_block_replay(g, &st, ops, n, "test", &err) == RK_OK, "%s", err.msg);
+    *peak = st.peak;
+    *time = st.time;
+    rk_block_state_free(&st);
+}
+
+/* Encode ops, check the vector against every row at the ops' own peak, and
+ * return the encoded schedule's peak and time. */
+static void encode_check(const rk_checkmate_model *m, const rk_op *ops, int n, int64_t budget, int64_t *peak,
+                         double *time, unsigned seed) {
+    rk_error err;
+    double *x = malloc((size_t)m->n_cols * sizeof *x + 8);
+    ck_assert_msg(cm_encode_ops(m, ops, n, x, &err) == RK_OK, "seed %u: %s", seed, err.msg);
+    double amount = 0;
+    int v = cm_row_violation(m, x, budget, -1, &amount);
+    ck_assert_msg(v < 0, "seed %u: encoded schedule violates row %d by %g", seed, v, amount);
+    rk_op *o2 = NULL;
+    int n2 = 0;
+    double obj;
+    ck_assert_msg(cm_decode_replay(m, x, &o2, &n2, &obj, peak, time, &err) == RK_OK, "seed %u: %s", seed, err.msg);
+    ck_assert(fabs(obj - *time) <= 1e-9 * fmax(1, *time));
+    free(o2);
+    free(x);
+}
+
+/* Any schedule of the model encodes as a column vector that satisfies every
+ * row: the built-in options (keep-all, asap), and ILP optima, whose encoding
+ * has exactly the peak of cm_lean_schedule's (the least memory for the same
+ * runs, found by an ILP there and by the encoder's rule here) and the same
+ * time. */
+START_TEST(encode_schedules) {
+    int optima = 0, recomputing = 0;
+    for (unsigned seed = 0; seed < 160; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 4, &g, &err), RK_OK);
+        rk_checkmate_model *m = NULL;
+        ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+        int64_t maxp = 0;
+        for (int kind = 0; kind < 2; kind++) {
+            rk_option o;
+            ck_assert_int_eq(kind ? rk_option_asap(&g, &o, &err) : rk_option_keep_all(&g, &o, &err), RK_OK);
+            int n;
+            rk_op *ops = option_ops(&g, &o, &n);
+            int64_t pk, pe;
+            double t, te;
+            replay(&g, ops, n, &pk, &t);
+            if (!kind) maxp = pk;
+            encode_check(m, ops, n, pk, &pe, &te, seed);
+            ck_assert_msg(pe <= pk, "seed %u: encoded peak %lld above the schedule's %lld", seed, (long long)pe,
+                          (long long)pk);
+            ck_assert(fabs(te - t) <= 1e-9 * fmax(1, t));
+            free(ops);
+            rk_option_free(&o);
+        }
+        /* optima at tighter budgets */
+        for (int frac = 6; frac >= 4; frac--) {
+        int64_t mp = maxp * frac / 7;
+        rk_lp *lp = NULL;
+        double *xo = NULL;
+        if (rk_checkmate_model_lp(m, mp, -1, &lp, &err) == RK_OK && solve_x(lp, &xo)) {
+            rk_op *ops = NULL;
+            int n = 0;
+            double obj, t;
+            int64_t pk;
+            ck_assert_int_eq(cm_decode_replay(m, xo, &ops, &n, &obj, &pk, &t, &err), RK_OK);
+            int64_t pe;
+            double te;
+            encode_check(m, ops, n, mp, &pe, &te, seed);
+            cm_lean_schedule(m, mp, -1, xo);
+            int64_t pl;
+            double tl;
+            free(ops);
+            ck_assert_int_eq(cm_decode_replay(m, xo, &ops, &n, &obj, &pl, &tl, &err), RK_OK);
+            free(ops);
+            ck_assert_msg(pe == pl && te == tl, "seed %u: encoded peak %lld time %g, lean %lld %g", seed, (long long)pe,
+                          te, (long long)pl, tl);
+            optima++;
+            double base = 0;
+            for (int c = 0; c < g.n_c; c++) base += g.c[c].time;
+            recomputing += t > base + 1e-9;
+        }
+        free(xo);
+        rk_lp_free(lp);
+        }
+        rk_checkmate_model_free(m);
+        rk_graph_free(&g);
+    }
+    ck_assert_msg(optima >= 120 && recomputing >= 20, "%d optima, %d of them recomputing", optima, recomputing);
+}
+END_TEST
+
+/* The encoder maps runs to stages: a repeated run in a stage is one step, a
+ * run the model has no column for is dropped, and first runs out of the
+ * model's topological order are refused. */
+START_TEST(encode_stages) {
+    rk_graph g;
+    chain3(&g, 2, 4);
+    rk_checkmate_model *m = NULL;
+    rk_error err;
+    ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+    int f1 = rk_graph_find_compute(&g, "f1"), f2 = rk_graph_find_compute(&g, "f2"), f3 = rk_graph_find_compute(&g, "f3");
+    int b3 = rk_graph_find_compute(&g, "b3"), b2 = rk_graph_find_compute(&g, "b2"), b1 = rk_graph_find_compute(&g, "b1");
+    int a = rk_graph_find_data(&g, "a"), b = rk_graph_find_data(&g, "b");
+    double *x = malloc((size_t)m->n_cols * sizeof *x);
+    /* f1 f2 f3 loss, forget a and b, b3 needs b: f1 f2 (again f1: the same
+     * step), b3, then f1 once more for b2 in the stage of b2, b1 */
+#define RUN(c) {RK_OP_RUN, 0, c, -1}
+#define FGT(d) {RK_OP_FORGET, 0, d, -1}
+    rk_op ops[] = {RUN(f1), RUN(f2), RUN(f3), RUN(g.loss), FGT(a), FGT(b), RUN(f1), RUN(f2), RUN(f1), RUN(b3),
+                   RUN(f1), RUN(b2), RUN(b1)};
+    int n = (int)(sizeof ops / sizeof ops[0]);
+    ck_assert_msg(cm_encode_ops(m, ops, n, x, &err) == RK_OK, "%s", err.msg);
+    ck_assert_int_lt(cm_row_violation(m, x, 1000, -1, NULL), 0);
+    rk_op *o2 = NULL;
+    int n2 = 0;
+    double obj, t;
+    int64_t pk;
+    ck_assert_int_eq(cm_decode_replay(m, x, &o2, &n2, &obj, &pk, &t, &err), RK_OK);
+    /* every node once (1+2+3+0+1+1+1 = 9) + f1 and f2 before b3 + f1 before b2 */
+    ck_assert_double_eq(t, 9 + 1 + 2 + 1);
+    free(o2);
+    /* f2 for the first time before f1: not in the model's order */
+    rk_op bad[] = {RUN(f2), RUN(f1), RUN(f3), RUN(g.loss), RUN(b3), RUN(b2), RUN(b1)};
+    ck_assert_int_eq(cm_encode_ops(m, bad, 7, x, &err), RK_EINPUT);
+    /* never runs b1 */
+    ck_assert_int_eq(cm_encode_ops(m, bad + 0, 0, x, &err), RK_EINPUT);
+    (void)f3;
+    (void)b2;
+#undef RUN
+#undef FGT
+    free(x);
+    rk_checkmate_model_free(m);
+    rk_graph_free(&g);
+}
+END_TEST
+
+/* The greedy rematerialization: its least peak and every schedule it returns
+ * for a budget are schedules of the model (every row holds), fit, and cost
+ * no less than the exhaustive optimum at that budget. */
+START_TEST(greedy_schedules) {
+    int checked = 0, below_free_asap = 0;
+    for (unsigned seed = 0; seed < 120; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 4, &g, &err), RK_OK);
+        rk_checkmate_model *m = NULL;
+        ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+        double *x = malloc((size_t)m->n_cols * sizeof *x + 8);
+        int64_t lp, pk;
+        double t;
+        ck_assert_msg(cm_greedy(m, 0, x, &lp, &t, &err) == RK_OK, "seed %u: %s", seed, err.msg);
+        ck_assert_int_lt(cm_row_violation(m, x, lp, -1, NULL), 0);
+        rk_option as;
+        ck_assert_int_eq(rk_option_asap(&g, &as, &err), RK_OK);
+        int n;
+        rk_op *ops = option_ops(&g, &as, &n);
+        int64_t pa;
+        double ta;
+        replay(&g, ops, n, &pa, &ta);
+        free(ops);
+        rk_option_free(&as);
+        ck_assert(lp <= pa);
+        below_free_asap += lp < pa;
+        for (int q = 0; q < 3; q++) {
+            int64_t b = lp + (pa - lp) * q / 2;
+            rk_status r = cm_greedy(m, b, x, &pk, &t, &err);
+            ck_assert_msg(r == RK_OK, "seed %u budget %lld (least peak %lld): %s", seed, (long long)b, (long long)lp,
+                          err.msg);
+            ck_assert(pk <= b);
+            ck_assert_int_lt(cm_row_violation(m, x, b, -1, NULL), 0);
+            double bf = cmt_brute_force(&g, b, -1);
+            if (bf < 0) continue;
+            ck_assert_msg(t >= bf - 1e-9, "seed %u: greedy %g below the optimum %g", seed, t, bf);
+            /* the local search keeps it within the budget, no dearer */
+            double t0 = t;
+            ck_assert_int_ge(cm_improve(m, b, x, 1000), 0);
+            ck_assert_int_lt(cm_row_violation(m, x, b, -1, NULL), 0);
+            rk_op *o2 = NULL;
+            int n2 = 0;
+            double obj;
+            ck_assert_int_eq(cm_decode_replay(m, x, &o2, &n2, &obj, &pk, &t, &err), RK_OK);
+            free(o2);
+            ck_assert(pk <= b && t <= t0 && t >= bf - 1e-9);
+            checked++;
+        }
+        free(x);
+        rk_checkmate_model_free(m);
+        rk_graph_free(&g);
+    }
+    ck_assert_int_ge(checked, 150);
+    ck_assert_int_ge(below_free_asap, 10);
+}
+END_TEST
+
+/* Whole-graph Checkmate never comes back empty-handed where a schedule is
+ * known: with a node limit of 1 (the MILP barely starts), the seeds that fit
+ * (keep-all, free-asap) give a schedule at least as cheap, within the
+ * budget, with a finite gap to a bound below its time. */
+START_TEST(chain_seeds) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 1, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka, fa;
+    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &fa, &err), RK_OK);
+    rk_sim_result ska, sfa;
+    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
+    ck_assert_int_eq(rk_simulate(&ch, &fa, &sfa, &err), RK_OK);
+    rk_checkmate_params p = params();
+    p.node_limit = 1;
+    rk_schedule seeds[2] = {ka, fa};
+    int64_t budgets[] = {ska.peak, sfa.peak};
+    for (int i = 0; i < 2; i++) {
+        rk_schedule s;
+        rk_schedule_init(&s);
+        rk_checkmate_chain_info info;
+        rk_status r = rk_checkmate_chain_solve(&ch, budgets[i], &p, seeds, 2, &s, &info, &err);
+        ck_assert_msg(r == RK_OK, "%s", err.msg);
+        rk_sim_result sr;
+        ck_assert_int_eq(rk_simulate(&ch, &s, &sr, &err), RK_OK);
+        ck_assert(sr.peak <= budgets[i] && sr.peak == s.predicted_peak && sr.time == s.predicted_time);
+        ck_assert(sr.time <= sfa.time + 1e-9);
+        ck_assert(isfinite(info.gap) && info.gap >= 0 && info.bound <= sr.time + 1e-9);
+        ck_assert(fabs(info.gap - (sr.time - info.bound) / sr.time) < 1e-9 || info.optimal);
+        ck_assert(info.n_seeds_encoded >= 1);
+        rk_schedule_free(&s);
+    }
+    /* a seed that does not fit is not used */
+    rk_schedule s;
+    rk_schedule_init(&s);
+    rk_checkmate_chain_info info;
+    rk_status r = rk_checkmate_chain_solve(&ch, sfa.peak - 1, &p, &fa, 1, &s, &info, &err);
+    ck_assert(r == RK_OK || r == RK_EINFEASIBLE);
+    if (r == RK_OK) {
+        rk_sim_result sr;
+        ck_assert_int_eq(rk_simulate(&ch, &s, &sr, &err), RK_OK);
+        ck_assert(sr.peak <= sfa.peak - 1);
+        ck_assert(strcmp(info.source, "seed") != 0);
+    }
+    rk_schedule_free(&s);
+    rk_schedule_free(&ka);
+    rk_schedule_free(&fa);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+/* The solve pipeline's checkmate: tight to loose budgets with a node limit
+ * of 1, each budget seeded with the earlier results: once a budget has a
+ * schedule every looser one has one, never dearer; min_budget is a budget
+ * that succeeds, at or below free-asap's peak, and at or above the proven
+ * lower bound. */
+START_TEST(solver_checkmate_monotone) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 1, 2, 16, 16, &err), RK_OK);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.algo = RK_SOLVE_CHECKMATE;
+    sp.cm.node_limit = 1;
+    sp.cm.time_limit = 60;
+    sp.dp.threads = 1;
+    rk_solver *sv = NULL;
+    ck_assert_int_eq(rk_solver_new(&ch, &sp, &sv, &err), RK_OK);
+    rk_schedule fa;
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &fa, &err), RK_OK);
+    rk_sim_result sfa;
+    ck_assert_int_eq(rk_simulate(&ch, &fa, &sfa, &err), RK_OK);
+    int64_t minb = 0, lb = 0;
+    ck_assert_int_eq(rk_solver_min_budget(sv, &minb, &err), RK_OK);
+    ck_assert_int_eq(rk_solver_min_budget_bound(sv, &lb, &err), RK_OK);
+    ck_assert(lb > 0 && lb <= minb && minb <= sfa.peak);
+    ck_assert_msg(minb < sfa.peak, "min_budget %lld: no schedule below free-asap's peak", (long long)minb);
+    double last = INFINITY;
+    int feasible = 0;
+    for (int q = 0; q <= 4; q++) {
+        int64_t b = q == 0 ? minb : minb + (sfa.peak - minb) * q / 4;
+        rk_schedule s;
+        rk_solve_result res;
+        rk_status r = rk_solver_solve(sv, b, &s, &res, &err);
+        ck_assert_msg(r == RK_OK, "budget %lld (min_budget %lld): %s", (long long)b, (long long)minb, err.msg);
+        ck_assert(res.sim.peak <= b);
+        ck_assert_msg(res.sim.time <= last + 1e-9, "budget %lld: %g dearer than a tighter budget's %g", (long long)b,
+                      res.sim.time, last);
+        ck_assert(isfinite(res.checkmate_gap) && res.checkmate_gap >= 0);
+        last = res.sim.time;
+        feasible++;
+        rk_schedule_free(&s);
+    }
+    ck_assert_int_eq(feasible, 5);
+    /* below the proven bound nothing fits */
+    rk_schedule s;
+    rk_solve_result res;
+    ck_assert_int_eq(rk_solver_solve(sv, lb - 1, &s, &res, &err), RK_EINFEASIBLE);
+    ck_assert(strstr(err.msg, "smallest budget with a known schedule") != NULL);
+    rk_schedule_free(&fa);
+    rk_solver_free(sv);
+    rk_chain_free(&ch);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate");
     TCase *tc = tcase_create("core");
@@ -702,6 +1021,11 @@ static Suite *suite(void) {
     tcase_add_test(tc, export_mps);
     tcase_add_test(tc, whole_chain);
     tcase_add_test(tc, chain_options_wrapper);
+    tcase_add_test(tc, encode_schedules);
+    tcase_add_test(tc, encode_stages);
+    tcase_add_test(tc, greedy_schedules);
+    tcase_add_test(tc, chain_seeds);
+    tcase_add_test(tc, solver_checkmate_monotone);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,6 +44,47 @@ def checkmate_linear_graph(n, seed):
     return {"directed": True, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
 
 
+def checkmate_resnet_graph(n_blocks, seed):
+    """A Checkmate-style training graph shaped like a ResNet: a stem, then
+    residual blocks (conv, relu, conv, add with the block's input, relu;
+    sizes halve every 4 blocks), then the loss; the backward node of v uses
+    the grads of v's forward successors, v's inputs and v itself."""
+    rnd = random.Random(seed)
+    nodes, links, succ, preds = [], [], {}, {}
+
+    def add(name, size, inputs, cpu=None):
+        i = len(nodes)
+        nodes.append({"id": i, "name": name, "backward": False,
+                      "cost_cpu": cpu if cpu is not None else rnd.randint(2, 20), "cost_ram": size})
+        preds[i], succ[i] = list(inputs), []
+        for u in inputs:
+            links.append({"source": u, "target": i})
+            succ[u].append(i)
+        return i
+    size = 256
+    x = add("stem", size, [])
+    for b in range(n_blocks):
+        if b and b % 4 == 0:
+            size = max(8, size // 2)
+        c1 = add(f"b{b}_conv1", size, [x])
+        r1 = add(f"b{b}_relu1", size, [c1], cpu=1)
+        c2 = add(f"b{b}_conv2", size, [r1])
+        a = add(f"b{b}_add", size, [c2, x], cpu=1)
+        x = add(f"b{b}_relu", size, [a], cpu=1)
+    loss = add("loss", 1, [x], cpu=1)
+    grad = {}
+    for v in range(len(nodes) - 1, -1, -1):
+        if v == loss:
+            continue
+        i = len(nodes)
+        nodes.append({"id": i, "name": f"grad_{nodes[v]['name']}", "backward": True,
+                      "cost_cpu": 2 * nodes[v]["cost_cpu"], "cost_ram": nodes[v]["cost_ram"]})
+        for u in dict.fromkeys([grad[w] if w != loss else loss for w in succ[v]] + preds[v] + [v]):
+            links.append({"source": u, "target": i})
+        grad[v] = i
+    return {"directed": True, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
+
+
 def keep_all_peak(graph):
     """Independent computation of the keep-everything peak: run the nodes in
     id order (forward, then a 0-byte loss, then backward), nothing forgotten
@@ -104,6 +145,52 @@ class CheckmateImport(unittest.TestCase):
             self.assertIn("f3#3", out)
             run("show", cp, "--dot", dp, check=0)
             self.assertTrue(open(dp).read().startswith("digraph"))
+
+
+class CheckmateNeverEmpty(unittest.TestCase):
+    """Whole-graph Checkmate on an imported graph: with a short time limit it
+    returns a schedule at every budget where rkmate knows one (started from
+    the greedy rematerialization and the rk-Rotor/sqrt(n) schedules), replayed
+    within the budget, with its gap to the proven bound; below every known
+    schedule it says which smallest budget works and a proven lower bound."""
+
+    def test_budgets_and_min_budget(self):
+        with tempfile.TemporaryDirectory() as d:
+            gp, cp, sp, kp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "s.rks", "k.rks"))
+            json.dump(checkmate_resnet_graph(3, 11), open(gp, "w"))
+            run("import-checkmate", gp, "-o", cp, check=0)
+            run("baseline", cp, "--kind", "keep-all", "-o", kp, check=0)
+            keep_all = json.loads(run("simulate", cp, kp, "--json", check=0).stdout)
+            peak, base = keep_all["peak"], keep_all["time"]
+            last = None
+            for pct in (90, 70, 50):
+                b = peak * pct // 100
+                r = json.loads(run("solve", cp, "--algo", "checkmate", "--budget", str(b), "--time-limit", "3",
+                                   "--threads", "1", "--json", "-o", sp, check=0).stdout)
+                self.assertTrue(r["feasible"], pct)
+                self.assertLessEqual(r["simulated_peak"], b)
+                self.assertIsNotNone(r["gap"], pct)
+                self.assertGreaterEqual(r["gap"], 0)
+                self.assertGreaterEqual(r["bound"], base - 1e-9)
+                self.assertLessEqual(r["bound"], r["simulated_time"] + 1e-9)
+                self.assertAlmostEqual(r["gap"], 0 if r["optimal"] else (r["simulated_time"] - r["bound"]) / r["simulated_time"])
+                self.assertIn(r["source"], ("milp", "greedy", "seed"))
+                sim = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)
+                self.assertEqual(sim["peak"], r["simulated_peak"])
+                self.assertAlmostEqual(sim["time"], r["simulated_time"])
+                last = r
+            self.assertGreater(last["simulated_time"], base)  # 50 %: recomputation needed
+            # below every known schedule: exit 3, and min_budget is a budget that works
+            p = run("solve", cp, "--algo", "checkmate", "--budget", "1", "--time-limit", "2", "--json", check=3)
+            r = json.loads(p.stdout)
+            self.assertFalse(r["feasible"])
+            self.assertLess(r["min_budget"], peak * 50 // 100)
+            self.assertLessEqual(r["min_budget_lower_bound"], r["min_budget"])
+            self.assertGreater(r["min_budget_lower_bound"], 1)
+            self.assertIn("smallest budget with a known schedule", p.stderr)
+            r2 = json.loads(run("solve", cp, "--algo", "checkmate", "--budget", str(r["min_budget"]),
+                                "--time-limit", "2", "--threads", "1", "--json", check=0).stdout)
+            self.assertLessEqual(r2["simulated_peak"], r["min_budget"])
 
 
 class BadInput(unittest.TestCase):

@@ -27,7 +27,9 @@ static void usage(FILE *f) {
             "                     rotor: rk-Rotor with Rotor's options {none, keep all}\n"
             "                     sqrt: sqrt(n) checkpointing; none: keep everything (no recomputation);\n"
             "                     recompute-all: keep only the input, recompute before each backward;\n"
-            "                     checkmate: whole-graph Checkmate ILP (small chains)\n"
+            "                     checkmate: whole-graph Checkmate ILP (small chains), started from the\n"
+            "                     best cheap schedule (rk-Rotor, sqrt(n), greedy rematerialization); with\n"
+            "                     --time-limit it returns the best schedule found and its proven gap\n"
             "  --slots N          memory slots of the DP (default 500); sizes are rounded up to slots\n"
             "  --threads N        OpenMP threads (default: all)\n"
             "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
@@ -36,7 +38,9 @@ static void usage(FILE *f) {
             "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all, asap}\n"
             "  --no-fallback      rockmate/rotor: the DP's plan only (by default the keep-all, sqrt(n) and\n"
             "                     recompute-all plans are also tried in exact bytes, against slot rounding)\n"
-            "  --json             one JSON object on stdout\n"
+            "  --verbose          log the ILPs (checkmate: its incumbents and the MILP's progress) to stderr\n"
+            "  --json             one JSON object on stdout (min_budget: the smallest budget with a\n"
+            "                     known schedule; min_budget_lower_bound: no schedule fits below it)\n"
             "  -o FILE            write the schedule (.rks)\n"
             "  --quiet            no progress lines\n\n"
             "Exit codes: 0 ok, 1 failure, 2 bad input, 3 no schedule fits the budget (the message gives\n"
@@ -66,15 +70,15 @@ int rk_cmd_solve(int argc, char **argv) {
         {"quiet", no_argument, 0, 'q'},        {"grid", required_argument, 0, 'g'},
         {"builtin-options", no_argument, 0, 'B'}, {"no-fallback", no_argument, 0, 'F'},
         {"time-limit", required_argument, 0, 'T'}, {"export-mps", required_argument, 0, 'E'},
-        {"help", no_argument, 0, 'h'},
+        {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *cmd = "solve", *out_path = NULL, *algo_name = "rockmate", *export_dir = NULL;
     double time_limit = -1;
     int64_t budget = -1;
-    int json = 0, quiet = 0, builtin = 0, fallback = 1, gp = -1, gs = -1, c;
+    int json = 0, quiet = 0, verbose = 0, builtin = 0, fallback = 1, gp = -1, gs = -1, c;
     long slots = 500, threads = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFT:E:h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFT:E:vh", lopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (cli_parse_bytes(cmd, "--budget", optarg, &budget)) return CLI_BADINPUT;
@@ -99,6 +103,7 @@ int rk_cmd_solve(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'o': out_path = optarg; break;
         case 'q': quiet = 1; break;
+        case 'v': verbose = 1; break;
         case 'h': usage(stdout); return CLI_OK;
         default: usage(stderr); return CLI_BADINPUT;
         }
@@ -150,6 +155,7 @@ int rk_cmd_solve(int argc, char **argv) {
     if (builtin) par.checkmate_options = 0;
     if (time_limit >= 0) par.cm.time_limit = time_limit;
     par.cm.export_dir = export_dir;
+    par.cm.verbose = verbose;
     double t0 = omp_get_wtime();
     if (progress) fprintf(stderr, "rkmate solve: preparing %s on %d blocks...\r", algo_name, ch.n_blocks);
     st = rk_solver_new(&ch, &par, &sv, &err);
@@ -165,12 +171,16 @@ int rk_cmd_solve(int argc, char **argv) {
     double solve_time = omp_get_wtime() - t0;
     if (progress) fprintf(stderr, "%70s\r", "");
     if (st == RK_EINFEASIBLE) {
-        int64_t minb = -1;
+        int64_t minb = -1, lb = -1;
         rk_error e2;
         if (rk_solver_min_budget(sv, &minb, &e2)) minb = -1;
+        if (rk_solver_min_budget_bound(sv, &lb, &e2)) lb = -1;
         if (json) {
-            printf("{\"algo\": \"%s\", \"budget\": %lld, \"feasible\": false, \"min_budget\": %lld, ",
-                   rk_solve_algo_name(par.algo), (long long)budget, (long long)minb);
+            /* min_budget: the smallest budget with a known schedule;
+             * min_budget_lower_bound: proven, no schedule fits below it */
+            printf("{\"algo\": \"%s\", \"budget\": %lld, \"feasible\": false, \"min_budget\": %lld, "
+                   "\"min_budget_lower_bound\": %lld, ",
+                   rk_solve_algo_name(par.algo), (long long)budget, (long long)minb, (long long)lb);
             json_num("baseline_time", rk_chain_baseline_time(&ch));
             printf("\"solve_time_s\": %.17g}\n", solve_time);
         }
@@ -198,6 +208,14 @@ int rk_cmd_solve(int argc, char **argv) {
         printf("\"simulated_peak\": %lld, ", (long long)res.sim.peak);
         json_num("simulated_time", res.sim.time);
         json_num("options_time_s", info->options_time_s);
+        if (par.algo == RK_SOLVE_CHECKMATE) {
+            /* gap and bound: against the proven bound of the Checkmate model */
+            json_num("gap", res.checkmate_gap);
+            json_num("bound", res.checkmate_bound);
+            printf("\"optimal\": %s, \"source\": ", res.checkmate_optimal ? "true" : "false");
+            json_str(res.checkmate_source ? res.checkmate_source : "?");
+            printf(", ");
+        }
         printf("\"options\": %d, \"forwards\": %ld, \"blocks\": %d, \"slots\": %ld, \"ops\": %d, \"output\": ",
                info->n_options, res.n_forwards, ch.n_blocks, slots, s.n_ops);
         if (out_path) json_str(out_path);
@@ -212,6 +230,13 @@ int rk_cmd_solve(int argc, char **argv) {
                rk_format_bytes(res.sim.peak, b2, sizeof b2), (long long)res.predicted_peak);
         printf("time          %.3f us (every node once: %.3f us; overhead %+.2f %%)\n", res.sim.time,
                res.baseline_time, 100.0 * overhead);
+        if (par.algo == RK_SOLVE_CHECKMATE) {
+            if (res.checkmate_optimal) printf("checkmate     proven optimal (from %s)\n", res.checkmate_source);
+            else if (isfinite(res.checkmate_gap))
+                printf("checkmate     gap %.2f %% to the proven bound %.3f us (schedule from %s)\n",
+                       100.0 * res.checkmate_gap, res.checkmate_bound, res.checkmate_source);
+            else printf("checkmate     no proven bound (schedule from %s)\n", res.checkmate_source);
+        }
         if (res.n_forwards > 0) printf("forwards      %ld block forwards for %d blocks\n", res.n_forwards, ch.n_blocks);
         printf("solve time    %.3f s (options %.3f s)\n", solve_time, info->options_time_s);
         if (out_path) printf("written       %s (%d ops)\n", out_path, s.n_ops);

@@ -135,6 +135,34 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
  * with the same runs that holds the least memory at every step (cm_solve.c). */
 void cm_lean_schedule(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, double *x);
 
+/* Encoding a schedule as a column vector of the model (cm_heur.c).
+ * run[s] (one flag per step of m->steps) says which steps run; x (n_cols
+ * values) receives the schedule with those runs that holds the least memory
+ * at every step.  RK_EINPUT when a stage's own node does not run. */
+rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x, rk_error *err);
+/* The same from a schedule of m's graph (ops: RUN/FORGET of the graph's
+ * nodes, block field ignored): runs mapped to stages (first runs must come in
+ * the order of g->topo: RK_EINPUT otherwise), useless runs dropped,
+ * presences as above (forgets are not read: the least memory for the runs). */
+rk_status cm_encode_ops(const rk_checkmate_model *m, const rk_op *ops, int n_ops, double *x, rk_error *err);
+/* Index of the first row of the model violated by x under (m_peak, m_save)
+ * (m_save < 0: no M_save row), n_rows + j for a column j out of its bounds,
+ * -1 when x satisfies every row.  *amount (may be NULL): by how much. */
+int cm_row_violation(const rk_checkmate_model *m, const double *x, int64_t m_peak, int64_t m_save, double *amount);
+/* Greedy rematerialization in the model: checkpoints dropped one by one
+ * (largest size per microsecond of recomputation first) while the peak
+ * falls; the forward data a backward stage needs and that are not kept are
+ * recomputed there.  budget > 0: the first schedule found that fits;
+ * budget <= 0: the least peak found.  x_out (n_cols values), its replayed
+ * peak and time.  RK_EINFEASIBLE when nothing fits the budget. */
+rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
+                    rk_error *err);
+
+/* Local search: recomputations of x (a schedule that fits budget) removed,
+ * dearest first, while the schedule still fits; at most max_evals replays.
+ * Returns the number removed, -1 on out of memory (x unchanged then). */
+int cm_improve(const rk_checkmate_model *m, int64_t budget, double *x, int max_evals);
+
 /* Round the 0/1 columns of x. */
 void cm_fix_continuous(const rk_checkmate_model *m, double *x);
 

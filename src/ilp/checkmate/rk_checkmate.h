@@ -167,15 +167,62 @@ void rk_checkmate_flat_free(rk_checkmate_flat *flat);
 rk_status rk_checkmate_flat_to_schedule(const rk_checkmate_flat *flat, const rk_op *ops, int n_ops,
                                         rk_schedule *s, rk_error *err);
 
+/* What rk_checkmate_chain_solve did.  "The model" is the rk-Checkmate
+ * stage model of the flattened chain (docs/ilp.md): its bound holds for the
+ * schedules of the model, which is how Checkmate defines its optimum. */
+typedef struct {
+    double gap;              /* (time - bound) / time of the returned schedule,
+                                >= 0; 0 when proven optimal; NaN when no bound
+                                applies (the MILP was not solved or failed, or
+                                it proved that the model has no schedule and a
+                                seed that is no schedule of the model was
+                                returned) */
+    double bound;            /* proven lower bound on the time (us) of every
+                                schedule of the model under the budget (at
+                                least every node's time once); -INFINITY: no
+                                MILP solved, +INFINITY: the model has none */
+    int optimal;             /* the returned schedule is proven optimal */
+    int milp_status;         /* rk_milp_status of the MILP; -1: not solved */
+    long nodes;              /* B&B nodes */
+    const char *source;      /* where the returned schedule comes from:
+                                "milp", "greedy" or "seed" (static string) */
+    int seed_index;          /* source "seed": its index in seeds */
+    const char *incumbent_source; /* the MILP's starting incumbent: "greedy",
+                                "seed" or "none" */
+    double incumbent_time;   /* its time (us), NaN when none */
+    int n_seeds_encoded;     /* seeds that are (encode as) schedules of the model */
+    double milp_time_s, total_time_s;
+} rk_checkmate_chain_info;
+
 /* Whole-graph Checkmate: the cheapest schedule of the chain with peak <=
- * budget (no M_save), within p->time_limit.  The schedule is replayed by
- * rk_simulate and must agree with the ILP.  *gap (may be NULL) is the
- * relative gap of the returned schedule (0 when proven optimal).
- * RK_EINFEASIBLE when no schedule fits (or none was found in time).  `s`
- * must be initialised (rk_schedule_init); it is replaced on success. */
+ * budget (no M_save), within p->time_limit (the heuristics' time included).
+ * Never empty-handed: before the MILP, a greedy rematerialization of the
+ * model and every seed (chain schedules the caller already has, e.g.
+ * rk-Rotor's, or the optimum of a tighter budget) are replayed by the
+ * simulator; those that fit and encode as a schedule of the model are
+ * candidates for the MILP's incumbent (the cheapest is given), and a seed
+ * that fits but is no schedule of the model (first runs out of the model's
+ * topological order) is still returned when nothing cheaper is found.  The
+ * returned schedule is the cheapest of all that fit, replayed by
+ * rk_simulate (its predictions are the simulator's).  RK_EINFEASIBLE when
+ * nothing fits: the MILP proved that no schedule of the model fits (or
+ * found none in time) and no seed fits.  `s` must be initialised
+ * (rk_schedule_init); it is replaced on success.  info and seeds may be
+ * NULL. */
+rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_checkmate_params *p,
+                                   const rk_schedule *seeds, int n_seeds, rk_schedule *s,
+                                   rk_checkmate_chain_info *info, rk_error *err);
+
+/* rk_checkmate_chain_solve without seeds; *gap (may be NULL): info.gap. */
 rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
                                       const rk_checkmate_params *p, rk_schedule *s,
                                       double *gap, rk_error *err);
+
+/* The greedy rematerialization alone (no MILP): budget > 0, a schedule of
+ * the model that fits it (RK_EINFEASIBLE when the greedy finds none);
+ * budget <= 0, the least peak the greedy finds.  Replayed by rk_simulate;
+ * algo "checkmate-greedy". */
+rk_status rk_checkmate_chain_greedy(const rk_chain *ch, int64_t budget, rk_schedule *s, rk_error *err);
 
 #ifdef __cplusplus
 }
