@@ -173,6 +173,7 @@ void analyse(Model &M) {
             fail(RK_EFAIL, "operation left " + std::to_string(st.size()) + " values for " +
                                std::to_string(n->outputs().size()) + " outputs: " + where(n));
         for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = st[i];
+        if (n->outputs().empty()) continue; // a check without a result (torch.export's metadata asserts)
         auto k = n->kind();
         if (!dyn || is_size_like(n)) {
             // Static, unless it is a real op producing a tensor that requires

@@ -6,6 +6,7 @@
 //                     generator states, copies kept out of the measurements
 //   exec_load.cpp     input specs and input files, loading the TorchScript
 //                     module, the plain PyTorch step
+//   exec_export.cpp   torch.export archives (.pt2) rebuilt as such a module
 //   exec_analyse.cpp  the node interpreter and the analysis run (node kinds)
 //   exec_blocks.cpp   simplified graph, 1-separator blocks, identical classes
 //   exec_cdgraph.cpp  the CD-graph of a block
@@ -154,6 +155,13 @@ void load_model(Model &M, const rk_exec_options *o);
 std::vector<at::Tensor> params_of(Model &M);
 void zero_param_grads(std::vector<at::Tensor> &ps);
 at::Tensor plain_forward(Model &M, uint64_t seed);
+
+// ------------------------------------------------------ torch.export (exec_export.cpp)
+
+// A torch.export.save archive (models/model.json inside)?
+bool is_export_archive(const std::string &path);
+// The exported program as a module whose forward has one node per ATen call.
+torch::jit::Module load_exported(const std::string &path);
 
 // ------------------------------------------------------ analysis (exec_analyse.cpp)
 

@@ -142,15 +142,15 @@ void load_model(Model &M, const rk_exec_options *o) {
     torch::jit::setGraphExecutorOptimize(false);
     torch::jit::getProfilingMode() = false;
     std::string path = o->model_path;
-    if (path.size() > 4 && path.compare(path.size() - 4, 4, ".pt2") == 0)
-        fail(RK_EINPUT, path + ": a torch.export archive (.pt2); rkmate reads TorchScript models only "
-                               "(torch.jit.trace(model, inputs).save(PATH.pt)): the torch.export front end "
-                               "is not implemented (docs/exec.md)");
-    try {
-        M.module = torch::jit::load(o->model_path);
-    } catch (const c10::Error &e) {
-        fail(RK_EINPUT, std::string(o->model_path) + ": cannot load the TorchScript model: " +
-                            e.what_without_backtrace());
+    if (is_export_archive(path)) {
+        M.module = load_exported(path); // torch.export.save: one node per ATen call
+    } else {
+        try {
+            M.module = torch::jit::load(o->model_path);
+        } catch (const c10::Error &e) {
+            fail(RK_EINPUT, path + ": cannot load the TorchScript model (torch.jit.trace(...).save) or "
+                                   "torch.export archive (torch.export.save): " + e.what_without_backtrace());
+        }
     }
     M.graph = M.module.get_method("forward").graph()->copy();
     // With graph-executor optimization off (for the plain step to run the

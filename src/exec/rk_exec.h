@@ -1,6 +1,6 @@
 /* rk_exec.h — public C API of the libtorch part of rkmate (built against
  * libtorch 2.x: PyPI's torch 2.11 in the project's .venv): the rk-GB tracing
- * front end (TorchScript model -> measured chain of CD-graphs) and the rk-Exec
+ * front end (TorchScript model or torch.export program -> measured chain of CD-graphs) and the rk-Exec
  * executor (run a schedule as a real training step, check its gradients and
  * measure its memory and time against the plain PyTorch step).
  *
@@ -27,7 +27,8 @@ extern "C" {
 #define RK_EXEC_MAX_INPUTS 16
 
 typedef struct {
-    const char *model_path;      /* TorchScript file (torch.jit.trace(...).save) */
+    const char *model_path;      /* TorchScript file (torch.jit.trace(...).save), or a
+                                    torch.export.save archive (.pt2, static shapes) */
     int n_inputs;
     const char *inputs[RK_EXEC_MAX_INPUTS]; /* "4x64:int64", "2x3x32x32:float32" */
     const char *input_file;      /* NULL, or a torch.save file of a tensor or a list/tuple of

@@ -97,7 +97,8 @@ static int cmd_trace(int argc, char **argv) {
         if (c == OPT_HELP) {
             printf("usage: rkmate trace MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
                    "                    [--device cpu|cuda] [--seed N] [--runs N] [--verify] -o CHAIN.rkg [--quiet] [--json]\n\n"
-                   "Load a TorchScript model (torch.jit.trace(...).save), run it on example inputs (random\n"
+                   "Load a TorchScript model (torch.jit.trace(...).save) or a torch.export program\n"
+                   "(torch.export.save, MODEL.pt2), run it on example inputs (random\n"
                    "values of the given shapes and dtypes, int inputs in [0, 10), or the tensors of\n"
                    "--input-file: torch.save of a tensor or a list of tensors; --input, if also given, must\n"
                    "describe them), simplify its graph to one node per allocation, cut it into blocks, and\n"

@@ -7,7 +7,8 @@ recomputing ones, rk-Rotor and rockmate at several budgets) and check that the
 gradients equal the plain PyTorch step bit for bit in float64, that the
 measured peak stays within the budget (+5 % documented slack) and within 1 %
 of the simulator's prediction.  Also inputs from torch.save files, --device
-cuda without a GPU, and the rules for bad input.
+cuda without a GPU, the torch.export front end (the same models saved with
+torch.export.save, .pt2), and the rules for bad input.
 
 Run by tests/exec/run_exec_tests.sh with the Python whose torch rkmate was
 built against (the project's .venv: models are saved by the torch that loads
@@ -98,7 +99,7 @@ class TestGPT2(ExecBase):
         common = ["--width", "32", "--heads", "2", "--seq", "16", "--batch", "2", "--vocab", "50",
                   "--dtype", "float64"]
         cls.m1, cls.i1 = export("gpt2.py", "gpt2_l1", "--layers", "1", *common)
-        cls.m3, cls.i3 = export("gpt2.py", "gpt2_l3", "--layers", "3", *common)
+        cls.m3, cls.i3 = export("gpt2.py", "gpt2_l3", "--layers", "3", "--pt2", *common)
         cls.r1, cls.s1, cls.c1 = trace(cls.m1, cls.i1)
         cls.r3, cls.s3, cls.c3 = trace(cls.m3, cls.i3)
 
@@ -193,7 +194,7 @@ class TestTransformer(ExecBase):
 
     @classmethod
     def setUpClass(cls):
-        cls.m, cls.i = export("transformer.py", "transformer", "--encoder-layers", "1", "--decoder-layers", "1",
+        cls.m, cls.i = export("transformer.py", "transformer", "--pt2", "--encoder-layers", "1", "--decoder-layers", "1",
                               "--d-model", "16", "--heads", "2", "--ffn", "32", "--src-seq", "8", "--tgt-seq", "8",
                               "--batch", "2", "--dtype", "float64")
         cls.r, cls.s, cls.c = trace(cls.m, cls.i)
@@ -208,7 +209,7 @@ class TestTransformer(ExecBase):
 class TestResNet(ExecBase):
     @classmethod
     def setUpClass(cls):
-        cls.m, cls.i = export("resnet.py", "resnet18", "--depth", "18", "--width-scale", "0.25", "--image", "32",
+        cls.m, cls.i = export("resnet.py", "resnet18", "--pt2", "--depth", "18", "--width-scale", "0.25", "--image", "32",
                               "--batch", "2", "--dtype", "float64")
         cls.r, cls.s, cls.c = trace(cls.m, cls.i)
 
@@ -283,7 +284,7 @@ class TestMixer(ExecBase):
 
     @classmethod
     def setUpClass(cls):
-        cls.m, cls.i = export("mixer.py", "mixer", "--layers", "2", "--image", "16", "--patch", "4",
+        cls.m, cls.i = export("mixer.py", "mixer", "--pt2", "--layers", "2", "--image", "16", "--patch", "4",
                               "--channels", "16", "--token-hidden", "8", "--channel-hidden", "32",
                               "--batch", "2", "--dropout", "0.1", "--dtype", "float64")
         cls.r, cls.s, cls.c = trace(cls.m, cls.i)
@@ -307,7 +308,7 @@ class TestRegNet(ExecBase):
 
     @classmethod
     def setUpClass(cls):
-        cls.m, cls.i = export("regnet.py", "regnet", "--arch", "regnet_x_400mf", "--image", "32", "--batch", "2",
+        cls.m, cls.i = export("regnet.py", "regnet", "--pt2", "--arch", "regnet_x_400mf", "--image", "32", "--batch", "2",
                               "--dtype", "float64")
         cls.r, cls.s, cls.c = trace(cls.m, cls.i)
 
@@ -317,6 +318,64 @@ class TestRegNet(ExecBase):
         for algo in ("none", "sqrt"):
             rks, _ = solve(self.r, algo, 10**12)
             self.check_run(self.m, self.i, self.r, rks)
+
+
+class TestTorchExport(ExecBase):
+    """The torch.export front end: the same models saved with torch.export.save
+    (PATH.pt2, written by the exporters' --pt2) are traced and run like their
+    TorchScript files, gradients equal bit for bit."""
+
+    MODELS = [("gpt2_l3", TestGPT2, "m3", "i3"), ("transformer", TestTransformer, "m", "i"),
+              ("resnet18", TestResNet, "m", "i"), ("mixer", TestMixer, "m", "i"), ("regnet", TestRegNet, "m", "i")]
+
+    def program(self, cls, mattr, iattr):
+        if not hasattr(cls, mattr):
+            cls.setUpClass()
+        m, i = getattr(cls, mattr), getattr(cls, iattr)
+        pt2 = m[:-3] + ".pt2"
+        self.assertTrue(os.path.exists(pt2), pt2)
+        rkg = os.path.join(TMP, os.path.basename(m)[:-3] + ".pt2.rkg")
+        p = run("trace", pt2, *i, "-o", rkg, "--json", "--quiet", "--runs", "1", "--verify", check=0)
+        return pt2, i, rkg, json.loads(p.stdout)
+
+    def test_models(self):
+        for name, cls, mattr, iattr in self.MODELS:
+            with self.subTest(model=name):
+                pt2, i, rkg, st = self.program(cls, mattr, iattr)
+                self.assertTrue(st["forward_equal"], f"{name}: {st}")
+                for algo in ("none", "recompute-all"):
+                    rks, _ = solve(rkg, algo, 10**12)
+                    self.check_run(pt2, i, rkg, rks)
+
+    def test_gpt2_same_chain_and_budgets(self):
+        pt2, i, rkg, st = self.program(TestGPT2, "m3", "i3")
+        _, ts, _ = trace(TestGPT2.m3, TestGPT2.i3)
+        # One node per allocation either way: the same simplified graph and blocks.
+        for k in ("nodes_simplified", "blocks", "classes"):
+            self.assertEqual(st[k], ts[k], k)
+        _, keep = solve(rkg, "none", 10**12)
+        for frac in (0.6, 0.4):
+            budget = int(keep["predicted_peak"] * frac)
+            rks, _ = solve(rkg, "rockmate", budget)
+            if rks:
+                self.check_run(pt2, i, rkg, rks, budget)
+
+    def test_bad_archive(self):
+        # A torch.export archive whose graph is not valid JSON: refused, file and record named.
+        import zipfile
+        pt2 = self.program(TestGPT2, "m3", "i3")[0]
+        bad = os.path.join(TMP, "bad.pt2")
+        with zipfile.ZipFile(pt2) as src, zipfile.ZipFile(bad, "w") as dst:
+            for item in src.infolist():
+                data = src.read(item.filename)
+                if item.filename.endswith("models/model.json"):
+                    data = data[: len(data) // 2]
+                dst.writestr(item, data)
+        p = run("trace", bad, "--input", "2x4:float32", "-o", os.path.join(TMP, "bad.rkg"))
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("bad.pt2", p.stderr)
+        self.assertIn("model.json", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(TMP, "bad.rkg")))
 
 
 class TestInputFile(ExecBase):
@@ -392,25 +451,6 @@ class TestBadInput(unittest.TestCase):
         p = run("trace", bad, "--input", "2:float32", "-o", os.path.join(TMP, "g.rkg"))
         self.assertEqual(p.returncode, 2)
         self.assertIn("garbage.pt", p.stderr)
-
-    def test_torch_export_archive_refused(self):
-        """torch.export archives (.pt2) are not read yet (docs/exec.md): exit 2, said so."""
-        import torch
-
-        class L(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.l = torch.nn.Linear(4, 4)
-
-            def forward(self, x):
-                return self.l(x).relu()
-
-        path = os.path.join(TMP, "exported.pt2")
-        torch.export.save(torch.export.export(L(), (torch.randn(2, 4),)), path)
-        p = run("trace", path, "--input", "2x4:float32", "-o", os.path.join(TMP, "e.rkg"))
-        self.assertEqual(p.returncode, 2, p.stderr)
-        self.assertIn("torch.export", p.stderr)
-        self.assertFalse(os.path.exists(os.path.join(TMP, "e.rkg")))
 
     def refused_model(self, forward, name, script):
         """Save a one-Linear module whose forward is `forward` (scripted or

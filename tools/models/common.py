@@ -6,7 +6,8 @@ checking the traced graph (no control flow left), writing the model, its
 example inputs (PATH.inputs.pt: torch.save of the list of tensors, which
 `rkmate trace --input-file` reads; PATH.inputs.txt: their specs) and a
 metadata file (PATH.meta.json), reloading the file for a forward+backward
-self-check, and printing the `rkmate trace ...` command on stdout.
+self-check, optionally the torch.export program (--pt2: PATH.pt2), and printing
+the `rkmate trace ...` command on stdout.
 
 Everything except that one command line goes to stderr, so that
 `cmd=$(python3 gpt2.py --out m.pt)` captures exactly the command.
@@ -99,6 +100,9 @@ def make_parser(description, default_out):
                    help="seed of parameters, example inputs and the traced run (default %(default)s)")
     p.add_argument("--threads", type=positive_int, default=None,
                    help="torch intra-op threads while exporting (default: torch's choice)")
+    p.add_argument("--pt2", action="store_true",
+                   help="also write PATH.pt2: torch.export.export(model, inputs) saved with "
+                        "torch.export.save, which `rkmate trace PATH.pt2` reads too")
     p.add_argument("--no-check", action="store_true",
                    help="skip reloading the file and running forward+backward on it")
     return p
@@ -279,6 +283,21 @@ def self_check(path_pt, inputs, seed):
     return loss.item(), len(params), missing
 
 
+def export_program(model, inputs, args):
+    """PATH.pt2: the model captured by torch.export (train mode, same seed as the
+    trace), saved with torch.export.save; written atomically."""
+    path = args.out[:-3] + ".pt2"
+    torch.manual_seed(args.seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ep = torch.export.export(model, tuple(inputs))
+    tmp = path + ".tmp"
+    torch.export.save(ep, tmp)
+    os.replace(tmp, path)
+    log("%s: torch.export program saved to %s" % (os.path.basename(args.out), path))
+    return path
+
+
 def export(model, inputs, args, name, config):
     """Trace `model` (already in train mode and the right dtype) on `inputs`,
     write everything, print the trace command on stdout; returns the metadata."""
@@ -344,6 +363,8 @@ def export(model, inputs, args, name, config):
         os.unlink(tmp)
         raise
     os.replace(tmp, args.out)
+    if getattr(args, "pt2", False):
+        export_program(model, inputs, args)
 
     log("%s: %d parameters, %d nodes (inlined), traced in %.2f s, saved %d bytes to %s%s"
         % (name, n_params, nodes, trace_s, meta["file_bytes"], args.out,

@@ -42,7 +42,10 @@ class Seq2Seq(nn.Module):
 
     def forward(self, src, tgt):
         if self.causal:
-            y = self.transformer(src, tgt, tgt_mask=self.tgt_mask.to(src.dtype))
+            # tgt_is_causal: the mask is causal by construction; without the hint
+            # nn.Transformer compares the mask with a causal one (data-dependent
+            # control flow, which torch.export refuses; the trace bakes it in).
+            y = self.transformer(src, tgt, tgt_mask=self.tgt_mask.to(src.dtype), tgt_is_causal=True)
         else:
             y = self.transformer(src, tgt)
         return self.head(y)
