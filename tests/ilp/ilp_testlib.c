@@ -46,3 +46,23 @@ rk_lp *ilp_read_data_mps(const char *dir, const char *name) {
     ck_assert_msg(rk_mps_read(path, &lp, &err) == RK_OK, "reading %s: %s", path, err.msg);
     return lp;
 }
+
+int ilp_load_optima(char (*names)[ILP_NAME_MAX], double *opt, int max) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", ilp_testdata());
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < max) {
+        char name[ILP_NAME_MAX];
+        double v;
+        if (line[0] != '#' && sscanf(line, "%63s %lf", name, &v) == 2) {
+            strcpy(names[n], name);
+            opt[n] = v;
+            n++;
+        }
+    }
+    fclose(f);
+    return n;
+}

@@ -47,28 +47,10 @@ static rk_milp_result solve(const rk_lp *lp, const rk_milp_params *p) {
 /* ------------------------------------------------------------ MIPLIB */
 
 #define MAX_INST 64
-static char inst_name[MAX_INST][64];
+static char inst_name[MAX_INST][ILP_NAME_MAX];
 static double inst_opt[MAX_INST];
 static int n_inst;
 
-static void load_optima(void) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", ilp_testdata());
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f) && n_inst < MAX_INST) {
-        if (line[0] == '#' || line[0] == '\n') continue;
-        char name[64];
-        double v;
-        if (sscanf(line, "%63s %lf", name, &v) == 2) {
-            strcpy(inst_name[n_inst], name);
-            inst_opt[n_inst] = v;
-            n_inst++;
-        }
-    }
-    fclose(f);
-}
 
 /* Each instance: optimal, objective within 1e-6 relative, bound consistent,
  * solution feasible and with the objective reported.  The slowest (vpm2)
@@ -819,7 +801,7 @@ START_TEST(test_tied_columns_vs_enumeration) {
 END_TEST
 
 int main(void) {
-    load_optima();
+    n_inst = ilp_load_optima(inst_name, inst_opt, MAX_INST);
     Suite *s = suite_create("milp");
     TCase *toys = tcase_create("toys");
     tcase_set_timeout(toys, 120);

@@ -39,27 +39,10 @@ static double *read_debug_solution(const rk_lp *lp, const char *name) {
 /* ------------------------------------------------ the instances, checked */
 
 #define MAX_INST 64
-static char inst_name[MAX_INST][64];
+static char inst_name[MAX_INST][ILP_NAME_MAX];
 static double inst_opt[MAX_INST];
 static int n_inst;
 
-static void load_optima(void) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", ilp_testdata());
-    FILE *f = fopen(path, "r");
-    if (!f) return;
-    char line[512];
-    while (fgets(line, sizeof line, f) && n_inst < MAX_INST) {
-        char name[64];
-        double v;
-        if (line[0] != '#' && sscanf(line, "%63s %lf", name, &v) == 2) {
-            strcpy(inst_name[n_inst], name);
-            inst_opt[n_inst] = v;
-            n_inst++;
-        }
-    }
-    fclose(f);
-}
 
 static void assert_optimal(const rk_milp_result *r, double opt, const char *what) {
     ck_assert_msg(r->status == RK_MILP_OPTIMAL, "%s: status %s", what, rk_milp_status_name(r->status));
@@ -291,7 +274,7 @@ START_TEST(test_diff_regressions) {
 END_TEST
 
 int main(void) {
-    load_optima();
+    n_inst = ilp_load_optima(inst_name, inst_opt, MAX_INST);
     Suite *s = suite_create("milp_debug");
     TCase *t = tcase_create("debug");
     tcase_set_timeout(t, 600);

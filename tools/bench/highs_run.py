@@ -18,17 +18,24 @@ import time
 import highspy
 
 
+def plain_mps(src, tmp):
+    """src itself, or for a .gz file its text unpacked into the folder tmp
+    (HiGHS reads .gz itself only in some builds)."""
+    if not src.endswith(".gz"):
+        return src
+    path = os.path.join(tmp, os.path.basename(src)[:-3])
+    with gzip.open(src, "rb") as f, open(path, "wb") as g:
+        shutil.copyfileobj(f, g)
+    return path
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     src = sys.argv[1]
     limit = float(sys.argv[2]) if len(sys.argv) == 3 else 0
     with tempfile.TemporaryDirectory() as tmp:
-        path = src
-        if src.endswith(".gz"):  # HiGHS reads .gz itself only in some builds
-            path = os.path.join(tmp, os.path.basename(src)[:-3])
-            with gzip.open(src, "rb") as f, open(path, "wb") as g:
-                shutil.copyfileobj(f, g)
+        path = plain_mps(src, tmp)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)

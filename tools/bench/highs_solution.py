@@ -3,13 +3,13 @@
 independent oracle, 1 thread, gaps 1e-9) and write its optimal solution in
 rkmate's solution format ('name value' lines, as `rkmate milp -o` writes and
 `--debug-solution` reads).  Run with the project's venv python (highspy)."""
-import gzip
 import os
-import shutil
 import sys
 import tempfile
 
 import highspy
+
+from highs_run import plain_mps
 
 
 def main():
@@ -17,11 +17,7 @@ def main():
         sys.exit(__doc__)
     src, out = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
-        path = src
-        if src.endswith(".gz"):
-            path = os.path.join(tmp, os.path.basename(src)[:-3])
-            with gzip.open(src, "rb") as f, open(path, "wb") as g:
-                shutil.copyfileobj(f, g)
+        path = plain_mps(src, tmp)
         h = highspy.Highs()
         h.setOptionValue("output_flag", False)
         h.setOptionValue("threads", 1)
