@@ -1,7 +1,8 @@
 /* bench_checkmate.c — rk-Checkmate benchmark: the full budget grid of each
  * unique block (a GPT2 block built here, or the classes of a .rkg chain),
  * solved by rkmate's own MILP solver; then CBC (1 thread) on the same
- * exported MPS files, objectives compared.
+ * exported MPS files, objectives compared, and with --highs PYTHON HiGHS too
+ * (highspy under that Python, 1 thread, its own read + solve time).
  *
  * The timed grid writes no file; when CBC runs (or --keep), the grid is
  * solved once more, untimed, to export its ILPs (the same ones: the grid is
@@ -10,7 +11,7 @@
  *
  *   bench_checkmate [--chain FILE.rkg] [--grid PxS] [--threads N]
  *                   [--batch B --seq S --hidden H --heads A]
- *                   [--time-limit S] [--no-cbc] [--keep DIR]
+ *                   [--time-limit S] [--no-cbc] [--keep DIR] [--highs PYTHON]
  *                   [--list]   (with --no-cbc: one line per ILP, own solver only)
  *                   [--verbose] (one line per ILP on stderr: looser optimum, incumbent;
  *                                twice: the MILP solver's own log of every ILP too)
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "cbc_solve.h"
+#include "highs_solve.h"
 #include "gpt2_block.h"
 #include "rk_checkmate.h"
 
@@ -69,7 +71,7 @@ static double now_s(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *chain_path = NULL, *keep = NULL;
+    const char *chain_path = NULL, *keep = NULL, *highs_py = NULL;
     int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
     double tl = 10;
     int list = 0, verbose = 0;
@@ -78,7 +80,7 @@ int main(int argc, char **argv) {
                                  {"batch", 1, 0, 'b'}, {"seq", 1, 0, 's'},  {"hidden", 1, 0, 'H'},
                                  {"heads", 1, 0, 'a'}, {"time-limit", 1, 0, 'T'}, {"no-cbc", 0, 0, 'n'},
                                  {"keep", 1, 0, 'k'},  {"list", 0, 0, 'l'}, {"verbose", 0, 0, 'v'},
-                                 {"seed", 1, 0, 'S'},  {0, 0, 0, 0}};
+                                 {"seed", 1, 0, 'S'},  {"highs", 1, 0, 'h'}, {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (o) {
@@ -98,6 +100,7 @@ int main(int argc, char **argv) {
         case 'n': cbc = 0; break;
         case 'k': keep = optarg; break;
         case 'l': list = 1; break;
+        case 'h': highs_py = optarg; break;
         case 'v': verbose++; break;
         case 'S': {
             char *end;
@@ -213,8 +216,8 @@ int main(int argc, char **argv) {
     }
     if (cbc) {
         qsort(R.r, (size_t)R.n, sizeof *R.r, cmp_rec);
-        double cbc_total = 0, own_total = 0;
-        int same = 0, diff = 0, cbc_unsolved = 0;
+        double cbc_total = 0, own_total = 0, highs_total = 0;
+        int same = 0, diff = 0, cbc_unsolved = 0, h_same = 0, h_diff = 0, h_unsolved = 0;
         for (int i = 0; i < R.n; i++) {
             char mps[512], sol[512];
             snprintf(mps, sizeof mps, "%s/%s.mps", dir, R.r[i].tag);
@@ -244,9 +247,31 @@ int main(int argc, char **argv) {
                 diff++;
                 verdict = "DIFFERENT";
             }
-            printf("  %-22s own %-10s %14.4f %8.3f s | cbc %-10s %14.4f %8.3f s  %s\n", R.r[i].tag,
+            printf("  %-22s own %-10s %14.4f %8.3f s | cbc %-10s %14.4f %8.3f s  %s", R.r[i].tag,
                    R.r[i].status >= 0 ? rk_milp_status_name((rk_milp_status)R.r[i].status) : "error", R.r[i].obj,
                    R.r[i].time_s, rk_milp_status_name(res.status), res.has_solution ? res.objective : NAN, w, verdict);
+            if (highs_py) {
+                rk_milp_result hr;
+                double hw = 0;
+                if (highs_solve_file(highs_py, mps, tl, &hr, &hw, &err)) {
+                    fprintf(stderr, "bench_checkmate: %s\n", err.msg);
+                    return 1;
+                }
+                highs_total += hw;
+                const char *hv = "same";
+                if (hr.status != RK_MILP_OPTIMAL && hr.status != RK_MILP_INFEASIBLE) {
+                    h_unsolved++;
+                    hv = "highs-unsolved";
+                } else if (hr.status == RK_MILP_INFEASIBLE ? R.r[i].status == RK_MILP_INFEASIBLE
+                                                           : fabs(hr.objective - R.r[i].obj) <= 1e-6 * fmax(1, fabs(hr.objective))) {
+                    h_same++;
+                } else {
+                    h_diff++;
+                    hv = "DIFFERENT";
+                }
+                printf(" | highs %-10s %14.4f %8.3f s  %s", rk_milp_status_name(hr.status), hr.objective, hw, hv);
+            }
+            printf("\n");
             rk_milp_result_free(&res);
             rk_lp_free(lp);
         }
@@ -254,6 +279,14 @@ int main(int argc, char **argv) {
                R.n, cbc_total, own_total, total_own);
         printf("objectives: %d equal, %d different, %d not solved by CBC in %g s\n", same, diff, cbc_unsolved, tl);
         printf("speed-up vs CBC: %.2fx (CBC total / own wall)\n", total_own > 0 ? cbc_total / total_own : 0);
+        if (highs_py) {
+            printf("HiGHS (1 thread) on the same %d MPS files: %.3f s total (its own read + solve times)\n", R.n,
+                   highs_total);
+            printf("objectives: %d equal, %d different, %d not solved by HiGHS in %g s\n", h_same, h_diff, h_unsolved,
+                   tl);
+            printf("speed-up vs HiGHS: %.2fx (HiGHS total / own wall), %.2fx (HiGHS total / own summed)\n",
+                   total_own > 0 ? highs_total / total_own : 0, own_total > 0 ? highs_total / own_total : 0);
+        }
     }
     if (!keep) {
         char cmd[512];
