@@ -200,7 +200,7 @@ static rk_status x_to_chain(const rk_checkmate_model *m, const rk_checkmate_flat
 
 /* Replays of the incumbent's local search (cm_improve): a count, not a
  * time, so that the incumbent does not depend on the machine's speed. */
-#define CM_IMPROVE_EVALS 300
+#define CM_IMPROVE_EVALS 3000
 
 static double x_time(const rk_checkmate_model *m, const double *x) {
     double t = cm_obj_offset(m);

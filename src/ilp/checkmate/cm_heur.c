@@ -51,23 +51,44 @@ static int is_input_grad(const rk_graph *g, int d) {
     return 0;
 }
 
-rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x, rk_error *err) {
+/* The runs' touch lists (CSR over data, in step order) and the presence
+ * after each touching run in the least-memory schedule for those runs. */
+typedef struct {
+    char *skip;       /* inputs: always present, not variables */
+    int *cnt, *start;
+    touch *tl;
+    char *keep;
+} lean_lists;
+
+static void lean_free(lean_lists *L) {
+    free(L->skip);
+    free(L->cnt);
+    free(L->start);
+    free(L->tl);
+    free(L->keep);
+    memset(L, 0, sizeof *L);
+}
+
+static rk_status lean_build(const rk_checkmate_model *m, const char *run, lean_lists *L, rk_error *err) {
     const rk_graph *g = m->g;
     int D = g->n_d, S = m->n_steps;
+    memset(L, 0, sizeof *L);
     for (int s = 0; s < S; s++) {
         if (m->steps[s].R == CM_ONE && !run[s])
             return rk_fail(err, RK_EINPUT, "rk-Checkmate: the schedule does not run '%s' at its own stage",
                            g->c[g->topo[m->steps[s].k]].name);
     }
-    char *skip = calloc((size_t)D + 1, 1), *isg = calloc((size_t)D + 1, 1);
-    int *cnt = calloc((size_t)D + 1, sizeof(int)), *start = calloc((size_t)D + 2, sizeof(int));
-    char *keep = NULL;
-    touch *tl = NULL;
-    rk_status r = RK_OK;
-    if (!skip || !isg || !cnt || !start) {
-        r = rk_fail(err, RK_ENOMEM, "out of memory");
-        goto done;
+    char *isg = calloc((size_t)D + 1, 1);
+    L->skip = calloc((size_t)D + 1, 1);
+    L->cnt = calloc((size_t)D + 1, sizeof(int));
+    L->start = calloc((size_t)D + 2, sizeof(int));
+    if (!isg || !L->skip || !L->cnt || !L->start) {
+        free(isg);
+        lean_free(L);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
     }
+    char *skip = L->skip;
+    int *cnt = L->cnt, *start = L->start;
     for (int d = 0; d < D; d++) {
         skip[d] = (char)is_input(g, d);
         isg[d] = (char)is_input_grad(g, d);
@@ -87,30 +108,31 @@ rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x
                     continue;
                 }
                 int at = start[d] + cnt[d];
-                if (cnt[d] > 0 && tl[at - 1].s == s) at--;
+                if (cnt[d] > 0 && L->tl[at - 1].s == s) at--;
                 else {
-                    tl[at].s = s;
-                    tl[at].prod = tl[at].use = 0;
+                    L->tl[at].s = s;
+                    L->tl[at].prod = L->tl[at].use = 0;
                     cnt[d]++;
                 }
-                if (u < c->n_uses) tl[at].use = 1;
-                else tl[at].prod = 1;
+                if (u < c->n_uses) L->tl[at].use = 1;
+                else L->tl[at].prod = 1;
             }
         }
         if (pass == 0) {
             for (int d = 0; d < D; d++) start[d + 1] = start[d] + cnt[d];
-            tl = malloc((size_t)(start[D] + 1) * sizeof *tl);
-            keep = malloc((size_t)(start[D] + 1));
-            if (!tl || !keep) {
-                r = rk_fail(err, RK_ENOMEM, "out of memory");
-                goto done;
+            L->tl = malloc((size_t)(start[D] + 1) * sizeof *L->tl);
+            L->keep = malloc((size_t)(start[D] + 1));
+            if (!L->tl || !L->keep) {
+                free(isg);
+                lean_free(L);
+                return rk_fail(err, RK_ENOMEM, "out of memory");
             }
             memset(cnt, 0, (size_t)D * sizeof(int));
         }
     }
     /* presence after each touching run (least memory for these runs) */
     for (int d = 0; d < D; d++) {
-        const touch *a = tl + start[d];
+        const touch *a = L->tl + start[d];
         int n = cnt[d], grad = g->d[d].kind == RK_D_GRAD, last_prod = -1, seen = 0;
         for (int i = 0; i < n; i++)
             if (a[i].prod) last_prod = i;
@@ -121,9 +143,68 @@ rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x
             else if (isg[d]) k = 1;
             else if (grad && i < last_prod) k = 1;
             else k = i + 1 < n && a[i + 1].use;
-            keep[start[d] + i] = k;
+            L->keep[start[d] + i] = k;
         }
     }
+    free(isg);
+    return RK_OK;
+}
+
+/* Peak and time of the least-memory schedule with these runs, by one pass
+ * over the steps (the simulator's accounting: live + max(overhead, 0) +
+ * outputs not present).  -1 when a run uses a data absent at that point
+ * (runs that are no schedule). */
+static int runs_peak(const rk_checkmate_model *m, const char *run, const lean_lists *L, int *pos, char *pres,
+                     int64_t *peak, double *time) {
+    const rk_graph *g = m->g;
+    int D = g->n_d;
+    memset(pos, 0, (size_t)D * sizeof(int));
+    memset(pres, 0, (size_t)D);
+    int64_t live = m->input_size, pk = live;
+    double t = 0;
+    for (int s = 0; s < m->n_steps; s++) {
+        if (!run[s]) continue;
+        const rk_cnode *c = &g->c[g->topo[m->steps[s].k]];
+        t += c->time;
+        int64_t fresh = 0;
+        for (int u = 0; u < c->n_uses + c->n_outs; u++) {
+            int d = u < c->n_uses ? c->uses[u].data : c->outs[u - c->n_uses];
+            if (L->skip[d]) continue;
+            if (u < c->n_uses) {
+                if (c->uses[u].kind != RK_EDGE_FAKE && !pres[d]) return -1;
+            } else if (!pres[d] && pos[d] >= 0) {
+                fresh += g->d[d].size;
+                pos[d] = -1 - pos[d]; /* counted once */
+            }
+        }
+        int64_t mem = live + (c->overhead > 0 ? c->overhead : 0) + fresh;
+        if (mem > pk) pk = mem;
+        for (int u = 0; u < c->n_uses + c->n_outs; u++) {
+            int d = u < c->n_uses ? c->uses[u].data : c->outs[u - c->n_uses];
+            if (L->skip[d]) continue;
+            if (pos[d] < 0) pos[d] = -1 - pos[d];
+            int i = pos[d];
+            if (i >= L->cnt[d] || L->tl[L->start[d] + i].s != s) continue; /* done already (use and out) */
+            int k = L->keep[L->start[d] + i];
+            if (k && !pres[d]) live += g->d[d].size;
+            else if (!k && pres[d]) live -= g->d[d].size;
+            pres[d] = (char)k;
+            pos[d] = i + 1;
+        }
+    }
+    *peak = pk;
+    *time = t;
+    return 0;
+}
+
+rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x, rk_error *err) {
+    lean_lists L;
+    rk_status r = lean_build(m, run, &L, err);
+    if (r) return r;
+    int S = m->n_steps;
+    int *cnt = L.cnt, *start = L.start;
+    touch *tl = L.tl;
+    char *keep = L.keep;
     /* column values */
     memset(x, 0, (size_t)m->n_cols * sizeof *x);
     for (int j = 0; j < m->n_cols && !r; j++) {
@@ -167,22 +248,16 @@ rk_status cm_encode_runs(const rk_checkmate_model *m, const char *run, double *x
         }
     }
     if (!r) {
-        /* recomputation counts */
-        for (int j = 0; j < m->n_cols; j++) {
-            if (m->cols[j].kind != CM_COL_N) continue;
-            double sum = 0;
-            for (int q = 0; q < m->n_cols; q++)
-                if (m->cols[q].kind == CM_COL_R && m->cols[q].a == m->cols[j].a) sum += x[q];
-            x[j] = sum;
-        }
+        /* recomputation counts: N[k] = the sum of k's R columns */
+        double *sum = calloc((size_t)m->T + 1, sizeof *sum);
+        if (!sum) r = rk_fail(err, RK_ENOMEM, "out of memory");
+        for (int j = 0; j < m->n_cols && !r; j++)
+            if (m->cols[j].kind == CM_COL_R) sum[m->cols[j].a] += x[j];
+        for (int j = 0; j < m->n_cols && !r; j++)
+            if (m->cols[j].kind == CM_COL_N) x[j] = sum[m->cols[j].a];
+        free(sum);
     }
-done:
-    free(skip);
-    free(isg);
-    free(cnt);
-    free(start);
-    free(tl);
-    free(keep);
+    lean_free(&L);
     return r;
 }
 
@@ -309,6 +384,17 @@ static int checkpoint_runs(const rk_checkmate_model *m, const char *keep, int re
     return 0;
 }
 
+/* Peak and time of runs by runs_peak (pos, pres: scratch of n_d entries);
+ * -1 when they are no schedule or out of memory. */
+static int fast_eval(const rk_checkmate_model *m, const char *run, int *pos, char *pres, int64_t *peak, double *time) {
+    lean_lists L;
+    rk_error e;
+    if (lean_build(m, run, &L, &e) != RK_OK) return -1;
+    int r = runs_peak(m, run, &L, pos, pres, peak, time);
+    lean_free(&L);
+    return r;
+}
+
 /* Evaluate runs: encode, decode and replay; time = simulated time. */
 static rk_status eval_runs(const rk_checkmate_model *m, const char *run, double *x, int64_t *peak, double *time,
                            rk_error *err) {
@@ -332,11 +418,13 @@ rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, 
     for (int c = 0; c < g->n_c; c++) n_edges += g->c[c].n_uses;
     int *stack = malloc((size_t)n_edges * sizeof(int)), *cand = malloc((size_t)(D + 1) * sizeof(int));
     double *x = malloc((size_t)(nc + 1) * sizeof *x), *key = malloc((size_t)(D + 1) * sizeof *key);
+    char *best_run = malloc((size_t)m->n_steps + 1), *pres = malloc((size_t)D + 1);
+    int *pos = malloc((size_t)(D + 1) * sizeof(int));
     rk_status r = RK_OK;
     int have = 0;
     int64_t best_peak = INT64_MAX;
     double best_time = INFINITY;
-    if (!keep || !avail || !mark || !run || !stack || !cand || !x || !key) {
+    if (!keep || !avail || !mark || !run || !stack || !cand || !x || !key || !best_run || !pres || !pos) {
         r = rk_fail(err, RK_ENOMEM, "out of memory");
         goto done;
     }
@@ -358,7 +446,6 @@ rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, 
     }
     int64_t peak;
     double time;
-    rk_error e2;
     /* goal: fit the budget at the least time; without a budget (<= 0):
      * the least peak */
 #define CONSIDER()                                                                                                     \
@@ -366,47 +453,69 @@ rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, 
         int better = budget > 0 ? (peak <= budget && (!have || time < best_time || (time == best_time && peak < best_peak))) \
                                 : (!have || peak < best_peak || (peak == best_peak && time < best_time));             \
         if (better) {                                                                                                  \
-            memcpy(x_out, x, (size_t)nc * sizeof *x);                                                                  \
+            memcpy(best_run, run, (size_t)m->n_steps);                                                                 \
             best_peak = peak;                                                                                          \
             best_time = time;                                                                                          \
             have = 1;                                                                                                  \
         }                                                                                                              \
     } while (0)
-    /* two variants: recomputed data kept for the later stages (cheaper),
-     * then, when that does not fit, recomputed in every stage that needs it */
-    for (int reset = 0; reset < 2 && !(budget > 0 && have); reset++) {
+    /* evenly spaced checkpoints (Chen et al.'s sqrt(n) family): the outputs
+     * of every s-th forward node in topological order, both variants */
+    for (int sp = 2; sp <= m->n_fwd; sp++) {
+        for (int reset = 0; reset < 2; reset++) {
+            for (int i = 0; i < n_cand; i++) keep[cand[i]] = 0;
+            for (int k = 0; k < m->n_fwd; k += sp) {
+                const rk_cnode *c = &g->c[g->topo[k]];
+                for (int o = 0; o < c->n_outs; o++) keep[c->outs[o]] = 1;
+            }
+            if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) == 0 &&
+                fast_eval(m, run, pos, pres, &peak, &time) == 0)
+                CONSIDER();
+        }
+    }
+    /* checkpoints dropped one by one, in two variants: recomputed data kept
+     * for the later stages (cheaper), then, when that does not fit,
+     * recomputed in every stage that needs it */
+    int fitted = 0; /* this search found a schedule that fits */
+    for (int reset = 0; reset < 2 && !fitted; reset++) {
         for (int i = 0; i < n_cand; i++) keep[cand[i]] = 1;
         /* every checkpoint kept: no recomputation (free-asap) */
-        if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) || eval_runs(m, run, x, &peak, &time, &e2)) {
-            r = rk_fail(err, RK_EFAIL, "rk-Checkmate: greedy: the schedule without recomputation does not encode: %s",
-                        e2.msg);
+        if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) || fast_eval(m, run, pos, pres, &peak, &time)) {
+            r = rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: the schedule without recomputation is no schedule");
             goto done;
         }
         int64_t cur = peak;
         CONSIDER();
+        fitted = budget > 0 && peak <= budget;
         /* drop checkpoints one at a time (in the candidates' order, a few
          * passes) while that lowers the peak; stop once the budget fits */
-        for (int pass = 0; pass < 3 && !(budget > 0 && have); pass++) {
+        for (int pass = 0; pass < 3 && !fitted; pass++) {
             int improved = 0;
-            for (int i = 0; i < n_cand && !(budget > 0 && have); i++) {
+            for (int i = 0; i < n_cand && !fitted; i++) {
                 int d = cand[i];
                 if (!keep[d]) continue;
                 keep[d] = 0;
                 if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) ||
-                    eval_runs(m, run, x, &peak, &time, &e2) || peak >= cur) {
+                    fast_eval(m, run, pos, pres, &peak, &time) || peak >= cur) {
                     keep[d] = 1;
                     continue;
                 }
                 cur = peak;
                 improved = 1;
                 CONSIDER();
+                fitted = budget > 0 && peak <= budget;
             }
             if (!improved) break;
         }
     }
 #undef CONSIDER
     if (!have) r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: greedy: no schedule within %lld bytes", (long long)budget);
-    else {
+    else if ((r = eval_runs(m, best_run, x_out, &peak, &time, err)) == RK_OK &&
+             (peak != best_peak || fabs(time - best_time) > 1e-9 * fmax(1, time))) {
+        r = rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: replayed peak %lld time %.17g, predicted %lld %.17g",
+                    (long long)peak, time, (long long)best_peak, best_time);
+    }
+    if (!r) {
         if (peak_out) *peak_out = best_peak;
         if (time_out) *time_out = best_time;
     }
@@ -419,6 +528,9 @@ done:
     free(cand);
     free(x);
     free(key);
+    free(best_run);
+    free(pres);
+    free(pos);
     return r;
 }
 
@@ -431,13 +543,15 @@ done:
 int cm_improve(const rk_checkmate_model *m, int64_t budget, double *x, int max_evals) {
     const rk_graph *g = m->g;
     int S = m->n_steps, nc = m->n_cols;
-    char *run = malloc((size_t)S + 1);
-    int *order = malloc((size_t)S * sizeof(int) + 1);
+    char *run = malloc((size_t)S + 1), *pres = malloc((size_t)g->n_d + 1);
+    int *order = malloc((size_t)S * sizeof(int) + 1), *pos = malloc((size_t)(g->n_d + 1) * sizeof(int));
     double *y = malloc((size_t)(nc + 1) * sizeof *y);
-    if (!run || !order || !y) {
+    if (!run || !order || !y || !pres || !pos) {
         free(run);
         free(order);
         free(y);
+        free(pres);
+        free(pos);
         return -1;
     }
     int n = 0;
@@ -461,22 +575,26 @@ int cm_improve(const rk_checkmate_model *m, int64_t budget, double *x, int max_e
     }
     int removed = 0, evals = 0;
     rk_error e2;
+    int64_t pk;
+    double t;
     for (int i = 0; i < n && evals < max_evals; i++) {
         int s = order[i];
         run[s] = 0;
-        int64_t pk;
-        double t;
         evals++;
-        if (eval_runs(m, run, y, &pk, &t, &e2) == RK_OK && pk <= budget &&
-            cm_row_violation(m, y, budget, -1, NULL) < 0) {
+        if (fast_eval(m, run, pos, pres, &pk, &t) == 0 && pk <= budget) removed++;
+        else run[s] = 1;
+    }
+    /* the result, encoded and checked against every row */
+    if (removed > 0) {
+        if (eval_runs(m, run, y, &pk, &t, &e2) == RK_OK && pk <= budget && cm_row_violation(m, y, budget, -1, NULL) < 0)
             memcpy(x, y, (size_t)nc * sizeof *x);
-            removed++;
-        } else {
-            run[s] = 1;
-        }
+        else
+            removed = -2; /* cannot happen: runs_peak is the replay's accounting */
     }
     free(run);
     free(order);
     free(y);
+    free(pres);
+    free(pos);
     return removed;
 }
