@@ -247,6 +247,31 @@ static void bb_load_node(bb_ctx *c, const bb_node *nd) {
     }
 }
 
+/* Queue both children of the node in llb/lub by the most fractional
+ * integer column of the point x (bound: their bound, no basis).  Returns 1
+ * when queued, 0 when x has no fractional integer column (or memory ran
+ * out). */
+static int bb_branch_on_point(bb_ctx *c, const double *x, double bound, int depth) {
+    int j = -1;
+    double best = BB_INT_TOL;
+    for (int k = 0; k < c->n; k++) {
+        if (!c->is_int[k]) continue;
+        double f = x[k] - floor(x[k]), d = fmin(f, 1 - f);
+        if (d > best) {
+            best = d;
+            j = k;
+        }
+    }
+    if (j < 0) return 0;
+    for (int dir = 0; dir < 2; dir++) {
+        bb_node nd;
+        if (bb_make_node(c, &nd, j, dir, x[j], bound, depth + 1, NULL)) return 0;
+        nd.branch_col = -1; /* no pseudocost update: not the search's own LP */
+        if (bb_queue_push(&c->q, &nd)) return 0;
+    }
+    return 1;
+}
+
 enum { BB_PRUNED = 0, BB_BRANCHED = 1, BB_STOP = 2, BB_FAIL = 3 };
 
 /* Process the node whose bounds are in llb/lub.  On BB_BRANCHED the
@@ -311,11 +336,28 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             }
             if (!c->has_inc || c->inc_z > *node_bound + 1e-9 * fmax(1.0, fabs(*node_bound))) {
                 /* neither the LP point nor its polished version passed the
-                 * check: the node is left unresolved, and its bound stays
-                 * in the proven bound (never pruned as if solved) */
-                c->unresolved++;
-                bb_note_pruned(c, *node_bound);
-                bb_debug_prune(c, dbg_in, "an integral node LP solution that failed the feasibility check", c->z);
+                 * check, and it looks better than the incumbent: the node's
+                 * LP once more without scaling gives an exact bound (its
+                 * point offered); a node still below the cutoff is left
+                 * unresolved, its bound kept in the proven bound (never
+                 * pruned as if solved) */
+                double zu = *node_bound;
+                double *xu = malloc((size_t)c->n * sizeof *xu);
+                int r = xu ? bb_node_lp_unscaled(c, &zu, xu) : -1;
+                if (r == 1) zu = bb_node_bound(c, zu);
+                if (r == 0) {
+                    bb_debug_prune(c, dbg_in, "the node LP without scaling (infeasible)", INFINITY);
+                } else if (r == 1 && zu >= bb_cutoff(c)) {
+                    bb_debug_prune(c, dbg_in, "the node LP without scaling (bound)", zu);
+                    bb_note_pruned(c, zu);
+                } else if (r == 1 && bb_branch_on_point(c, xu, zu, depth)) {
+                    /* its point is fractional: both children queued */
+                } else {
+                    c->unresolved++;
+                    bb_note_pruned(c, r < 0 ? *node_bound : zu);
+                    bb_debug_prune(c, dbg_in, "an integral node LP solution that failed the feasibility check", c->z);
+                }
+                free(xu);
             }
             return BB_PRUNED;
         }

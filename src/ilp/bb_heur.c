@@ -74,6 +74,31 @@ static int bb_solve_unscaled(bb_ctx *c, const double *lb, const double *ub, doub
     return ok;
 }
 
+int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x) {
+    rk_lp *sub = bb_model_copy(c, c->llb, c->lub);
+    rk_error e;
+    rk_simplex *s = sub ? rk_simplex_new_unscaled(sub, &e) : NULL;
+    int r = -1;
+    if (s) {
+        rk_simplex_opts o;
+        rk_simplex_opts_default(&o);
+        if (c->par->time_limit > 0) o.time_limit = fmax(c->par->time_limit - bb_elapsed(c), 1e-3);
+        rk_lp_status st = rk_simplex_solve(s, &o);
+        if (st == RK_LP_INFEASIBLE) {
+            r = 0;
+        } else if (st == RK_LP_OPTIMAL) {
+            rk_simplex_get_x(s, x);
+            *z = c->sense * rk_simplex_objective(s);
+            bb_offer_solution(c, x, "node LP without scaling");
+            r = 1;
+        }
+        c->lp_iter_base += rk_simplex_iterations(s);
+        rk_simplex_free(s);
+    }
+    rk_lp_free(sub);
+    return r;
+}
+
 /* Largest violation of a row by x, relative to max(1, |side|). */
 static double bb_row_violation(const bb_ctx *c, const double *x) {
     double *ax = c->tmp_x, worst = 0;

@@ -147,6 +147,11 @@ int bb_offer_solution(bb_ctx *c, const double *x, const char *source);
  * LP for the continuous ones; offers the result.  Leaves the simplex with
  * the node's bounds (llb/lub) and basis. */
 int bb_polish_solution(bb_ctx *c, const double *x);
+/* The node's LP (bounds llb/lub, model rows, no cuts) solved without
+ * scaling, whose tolerances hold in the problem's units; its point is
+ * offered.  Returns 1 with *z its value (min form; a valid node bound) and x
+ * its point (n values), 0 when infeasible, -1 when it could not be solved. */
+int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);

@@ -269,7 +269,7 @@ START_TEST(test_diff_regressions) {
         cases++;
     }
     fclose(f);
-    ck_assert_int_ge(cases, 4);
+    ck_assert_int_ge(cases, 7);
 }
 END_TEST
 
