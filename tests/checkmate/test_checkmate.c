@@ -1005,6 +1005,65 @@ START_TEST(solver_checkmate_monotone) {
 }
 END_TEST
 
+/* A MILP "solver" that stops at its time limit before finding anything (the
+ * situation of a large graph at a tight budget). */
+static rk_status no_solution_solver(void *ctx, const char *tag, const rk_lp *lp, const rk_milp_params *mp,
+                                    rk_milp_result *res, rk_error *err) {
+    (void)tag;
+    (void)lp;
+    (void)err;
+    *(int *)ctx += mp->incumbent != NULL;
+    memset(res, 0, sizeof *res);
+    res->status = RK_MILP_TIME_LIMIT;
+    res->bound = -INFINITY;
+    return RK_OK;
+}
+
+/* When the MILP finds nothing in time, the best known schedule is returned:
+ * the cheapest seed that fits (here free-asap: no recomputation, so nothing
+ * is cheaper), with a gap against every node's time once, and the MILP was
+ * handed an incumbent.  Below every seed's peak the greedy still answers. */
+START_TEST(chain_time_limit_keeps_best) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 1, 2, 16, 16, &err), RK_OK);
+    rk_schedule fa;
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &fa, &err), RK_OK);
+    rk_sim_result sfa;
+    ck_assert_int_eq(rk_simulate(&ch, &fa, &sfa, &err), RK_OK);
+    rk_checkmate_params p = params();
+    int given = 0;
+    p.solve = no_solution_solver;
+    p.solve_ctx = &given;
+    rk_schedule s;
+    rk_schedule_init(&s);
+    rk_checkmate_chain_info info;
+    ck_assert_msg(rk_checkmate_chain_solve(&ch, sfa.peak, &p, &fa, 1, &s, &info, &err) == RK_OK, "%s", err.msg);
+    ck_assert_int_eq(given, 1);
+    ck_assert(s.predicted_peak <= sfa.peak && fabs(s.predicted_time - sfa.time) < 1e-9 * sfa.time);
+    ck_assert(!info.optimal && info.gap == 0 && fabs(info.bound - rk_chain_baseline_time(&ch)) < 1e-9 * sfa.time);
+    ck_assert_str_eq(info.source, "seed");
+    ck_assert_int_eq(info.seed_index, 0);
+    /* tighter than free-asap: only the greedy's schedule */
+    rk_schedule gs;
+    rk_schedule_init(&gs);
+    ck_assert_int_eq(rk_checkmate_chain_greedy(&ch, 0, &gs, &err), RK_OK);
+    ck_assert(gs.predicted_peak < sfa.peak);
+    int64_t b = (gs.predicted_peak + sfa.peak) / 2;
+    rk_schedule_free(&gs);
+    rk_status r = rk_checkmate_chain_solve(&ch, b, &p, &fa, 1, &s, &info, &err);
+    ck_assert_msg(r == RK_OK, "%s", err.msg);
+    ck_assert_str_eq(info.source, "greedy");
+    rk_sim_result sr;
+    ck_assert_int_eq(rk_simulate(&ch, &s, &sr, &err), RK_OK);
+    ck_assert(sr.peak <= b && sr.time > sfa.time && isfinite(info.gap) && info.gap > 0);
+    ck_assert_int_eq(given, 2);
+    rk_schedule_free(&s);
+    rk_schedule_free(&fa);
+    rk_chain_free(&ch);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate");
     TCase *tc = tcase_create("core");
@@ -1026,6 +1085,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, greedy_schedules);
     tcase_add_test(tc, chain_seeds);
     tcase_add_test(tc, solver_checkmate_monotone);
+    tcase_add_test(tc, chain_time_limit_keeps_best);
     suite_add_tcase(s, tc);
     return s;
 }
