@@ -154,12 +154,22 @@ static rk_status lean_build(const rk_checkmate_model *m, const char *run, lean_l
  * over the steps (the simulator's accounting: live + max(overhead, 0) +
  * outputs not present).  -1 when a run uses a data absent at that point
  * (runs that are no schedule). */
+static int runs_peak_at(const rk_checkmate_model *m, const char *run, const lean_lists *L, int *pos, char *pres,
+                        int64_t *peak, double *time, int *peak_step, char *pres_at_peak);
 static int runs_peak(const rk_checkmate_model *m, const char *run, const lean_lists *L, int *pos, char *pres,
                      int64_t *peak, double *time) {
+    return runs_peak_at(m, run, L, pos, pres, peak, time, NULL, NULL);
+}
+
+/* runs_peak, and the step of the (first) peak with the presences just
+ * before its run (pres_at_peak, n_d flags; peak_step -1: the inputs alone) */
+static int runs_peak_at(const rk_checkmate_model *m, const char *run, const lean_lists *L, int *pos, char *pres,
+                        int64_t *peak, double *time, int *peak_step, char *pres_at_peak) {
     const rk_graph *g = m->g;
     int D = g->n_d;
     memset(pos, 0, (size_t)D * sizeof(int));
     memset(pres, 0, (size_t)D);
+    if (peak_step) *peak_step = -1;
     int64_t live = m->input_size, pk = live;
     double t = 0;
     for (int s = 0; s < m->n_steps; s++) {
@@ -178,7 +188,13 @@ static int runs_peak(const rk_checkmate_model *m, const char *run, const lean_li
             }
         }
         int64_t mem = live + (c->overhead > 0 ? c->overhead : 0) + fresh;
-        if (mem > pk) pk = mem;
+        if (mem > pk) {
+            pk = mem;
+            if (peak_step) {
+                *peak_step = s;
+                memcpy(pres_at_peak, pres, (size_t)D);
+            }
+        }
         for (int u = 0; u < c->n_uses + c->n_outs; u++) {
             int d = u < c->n_uses ? c->uses[u].data : c->outs[u - c->n_uses];
             if (L->skip[d]) continue;
@@ -408,6 +424,92 @@ static rk_status eval_runs(const rk_checkmate_model *m, const char *run, double 
     return r;
 }
 
+/* Eviction search (as the greedy of Checkmate's baselines and DTR): from
+ * runs that do not fit, repeatedly take the peak step, and among the forward
+ * data present there that it does not touch, recompute the producer of one
+ * right before that data's next use (its presence before is then dropped by
+ * the encoder's rule); the one with the most bytes per microsecond of
+ * recomputation among those that do not raise the peak is taken.  Up to
+ * max_moves moves; returns 1 when the runs fit the budget (run holds them),
+ * 0 otherwise. */
+#define CM_EVICT_TRY 12 /* candidates evaluated per move, by bytes per microsecond */
+static int evict_search(const rk_checkmate_model *m, int64_t budget, char *run, int max_moves, int *pos, char *pres,
+                        char *pres_at, int *cand, double *key) {
+    const rk_graph *g = m->g;
+    int D = g->n_d;
+    int *tpos = malloc((size_t)(g->n_c + 1) * sizeof(int));
+    if (!tpos) return 0;
+    for (int i = 0; i < m->T; i++) tpos[g->topo[i]] = i;
+    int fit = 0;
+    for (int move = 0; move < max_moves; move++) {
+        lean_lists L;
+        rk_error e;
+        if (lean_build(m, run, &L, &e) != RK_OK) break;
+        int64_t pk;
+        double t;
+        int ps = -1;
+        if (runs_peak_at(m, run, &L, pos, pres, &pk, &t, &ps, pres_at) != 0 || ps < 0) {
+            lean_free(&L);
+            break;
+        }
+        if (pk <= budget) {
+            fit = 1;
+            lean_free(&L);
+            break;
+        }
+        /* candidates: present at the peak step, not touched by it, forward
+         * data with a later use in a step after it whose stage can rerun the
+         * producer after the peak step */
+        int nc = 0;
+        const rk_cnode *pc = &g->c[g->topo[m->steps[ps].k]];
+        for (int d = 0; d < D; d++) {
+            if (!pres_at[d] || L.skip[d] || g->d[d].kind == RK_D_GRAD || g->d[d].n_producers != 1) continue;
+            int p = g->d[d].producers[0];
+            if (g->c[p].kind != RK_C_FWD || g->d[d].size <= 0) continue;
+            int touched = 0;
+            for (int u = 0; u < pc->n_uses + pc->n_outs && !touched; u++)
+                touched = (u < pc->n_uses ? pc->uses[u].data : pc->outs[u - pc->n_uses]) == d;
+            if (touched) continue;
+            /* next touching run after the peak step: must be a use */
+            const touch *a = L.tl + L.start[d];
+            int i = 0;
+            while (i < L.cnt[d] && a[i].s <= ps) i++;
+            if (i >= L.cnt[d] || !a[i].use || a[i].prod) continue;
+            int su = a[i].s, tu = 0;
+            while (m->stage_start[tu + 1] <= su) tu++;
+            int sp = step_of(m, tu, tpos[p]);
+            if (sp < 0 || sp <= ps || run[sp]) continue;
+            key[nc] = (double)g->d[d].size / (g->c[p].time + 1e-3);
+            cand[nc] = sp;
+            /* keep the CM_EVICT_TRY best (insertion) */
+            int j = nc;
+            while (j > 0 && key[j - 1] < key[j]) {
+                double tk = key[j - 1];
+                key[j - 1] = key[j];
+                key[j] = tk;
+                int tc = cand[j - 1];
+                cand[j - 1] = cand[j];
+                cand[j] = tc;
+                j--;
+            }
+            if (nc < CM_EVICT_TRY) nc++;
+        }
+        lean_free(&L);
+        int taken = -1;
+        for (int q = 0; q < nc && taken < 0; q++) {
+            run[cand[q]] = 1;
+            int64_t p2;
+            double t2;
+            if (fast_eval(m, run, pos, pres, &p2, &t2) == 0 && p2 <= pk) taken = q;
+            run[cand[q]] = 0;
+        }
+        if (taken < 0) break;
+        run[cand[taken]] = 1;
+    }
+    free(tpos);
+    return fit;
+}
+
 rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
                     rk_error *err) {
     const rk_graph *g = m->g;
@@ -507,6 +609,22 @@ rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, 
             }
             if (!improved) break;
         }
+    }
+    /* eviction search from the schedule without recomputation */
+    if (budget > 0) {
+        char *pres_at = malloc((size_t)D + 1);
+        int *ecand = malloc((size_t)(D + 1) * sizeof(int));
+        double *ekey = malloc((size_t)(D + 1) * sizeof *ekey);
+        if (pres_at && ecand && ekey) {
+            for (int i = 0; i < n_cand; i++) keep[cand[i]] = 1;
+            if (checkpoint_runs(m, keep, 0, avail, stack, mark, run) == 0 &&
+                evict_search(m, budget, run, 4 * m->T, pos, pres, pres_at, ecand, ekey) &&
+                fast_eval(m, run, pos, pres, &peak, &time) == 0)
+                CONSIDER();
+        }
+        free(pres_at);
+        free(ecand);
+        free(ekey);
     }
 #undef CONSIDER
     if (!have) r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: greedy: no schedule within %lld bytes", (long long)budget);
