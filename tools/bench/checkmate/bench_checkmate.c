@@ -70,6 +70,21 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A peer's answer against the own solver's record: "same", "DIFFERENT" or
+ * `unsolved` (neither optimal nor infeasible); counts[0..2] (same,
+ * different, unsolved) is incremented accordingly. */
+static const char *peer_verdict(const rk_milp_result *peer, const rec *own, int counts[3], const char *unsolved) {
+    if (peer->status != RK_MILP_OPTIMAL && peer->status != RK_MILP_INFEASIBLE) {
+        counts[2]++;
+        return unsolved;
+    }
+    int same = peer->status == RK_MILP_INFEASIBLE
+                   ? own->status == RK_MILP_INFEASIBLE
+                   : fabs(peer->objective - own->obj) <= 1e-6 * fmax(1, fabs(peer->objective));
+    counts[same ? 0 : 1]++;
+    return same ? "same" : "DIFFERENT";
+}
+
 int main(int argc, char **argv) {
     const char *chain_path = NULL, *keep = NULL, *highs_py = NULL;
     int P = 20, S = 20, threads = 2, batch = 8, seq = 512, hidden = 768, heads = 12, cbc = 1;
@@ -217,7 +232,7 @@ int main(int argc, char **argv) {
     if (cbc) {
         qsort(R.r, (size_t)R.n, sizeof *R.r, cmp_rec);
         double cbc_total = 0, own_total = 0, highs_total = 0;
-        int same = 0, diff = 0, cbc_unsolved = 0, h_same = 0, h_diff = 0, h_unsolved = 0;
+        int cbc_n[3] = {0, 0, 0}, highs_n[3] = {0, 0, 0}; /* same, different, unsolved */
         for (int i = 0; i < R.n; i++) {
             char mps[512], sol[512];
             snprintf(mps, sizeof mps, "%s/%s.mps", dir, R.r[i].tag);
@@ -235,18 +250,7 @@ int main(int argc, char **argv) {
             }
             cbc_total += w;
             own_total += R.r[i].time_s;
-            const char *verdict;
-            if (res.status != RK_MILP_OPTIMAL && res.status != RK_MILP_INFEASIBLE) {
-                cbc_unsolved++;
-                verdict = "cbc-unsolved";
-            } else if (res.status == RK_MILP_INFEASIBLE ? R.r[i].status == RK_MILP_INFEASIBLE
-                                                        : fabs(res.objective - R.r[i].obj) <= 1e-6 * fmax(1, fabs(res.objective))) {
-                same++;
-                verdict = "same";
-            } else {
-                diff++;
-                verdict = "DIFFERENT";
-            }
+            const char *verdict = peer_verdict(&res, &R.r[i], cbc_n, "cbc-unsolved");
             printf("  %-22s own %-10s %14.4f %8.3f s | cbc %-10s %14.4f %8.3f s  %s", R.r[i].tag,
                    R.r[i].status >= 0 ? rk_milp_status_name((rk_milp_status)R.r[i].status) : "error", R.r[i].obj,
                    R.r[i].time_s, rk_milp_status_name(res.status), res.has_solution ? res.objective : NAN, w, verdict);
@@ -258,17 +262,7 @@ int main(int argc, char **argv) {
                     return 1;
                 }
                 highs_total += hw;
-                const char *hv = "same";
-                if (hr.status != RK_MILP_OPTIMAL && hr.status != RK_MILP_INFEASIBLE) {
-                    h_unsolved++;
-                    hv = "highs-unsolved";
-                } else if (hr.status == RK_MILP_INFEASIBLE ? R.r[i].status == RK_MILP_INFEASIBLE
-                                                           : fabs(hr.objective - R.r[i].obj) <= 1e-6 * fmax(1, fabs(hr.objective))) {
-                    h_same++;
-                } else {
-                    h_diff++;
-                    hv = "DIFFERENT";
-                }
+                const char *hv = peer_verdict(&hr, &R.r[i], highs_n, "highs-unsolved");
                 printf(" | highs %-10s %14.4f %8.3f s  %s", rk_milp_status_name(hr.status), hr.objective, hw, hv);
             }
             printf("\n");
@@ -277,13 +271,13 @@ int main(int argc, char **argv) {
         }
         printf("CBC (1 thread) on the same %d MPS files: %.3f s total (own solver: %.3f s summed over ILPs, %.3f s wall)\n",
                R.n, cbc_total, own_total, total_own);
-        printf("objectives: %d equal, %d different, %d not solved by CBC in %g s\n", same, diff, cbc_unsolved, tl);
+        printf("objectives: %d equal, %d different, %d not solved by CBC in %g s\n", cbc_n[0], cbc_n[1], cbc_n[2], tl);
         printf("speed-up vs CBC: %.2fx (CBC total / own wall)\n", total_own > 0 ? cbc_total / total_own : 0);
         if (highs_py) {
             printf("HiGHS (1 thread) on the same %d MPS files: %.3f s total (its own read + solve times)\n", R.n,
                    highs_total);
-            printf("objectives: %d equal, %d different, %d not solved by HiGHS in %g s\n", h_same, h_diff, h_unsolved,
-                   tl);
+            printf("objectives: %d equal, %d different, %d not solved by HiGHS in %g s\n", highs_n[0], highs_n[1],
+                   highs_n[2], tl);
             printf("speed-up vs HiGHS: %.2fx (HiGHS total / own wall), %.2fx (HiGHS total / own summed)\n",
                    total_own > 0 ? highs_total / total_own : 0, own_total > 0 ? highs_total / own_total : 0);
         }
