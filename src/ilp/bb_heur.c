@@ -48,55 +48,36 @@ int bb_check_solution(const bb_ctx *c, double *x, double *z) {
 
 /* The LP of the model rows (no cuts: they are implied) within lb..ub solved
  * without scaling, so that its tolerances hold in the problem's units (the
- * scaled LP's 1e-7 can become 6e-6 once unscaled: qnet1); its point in out.
- * Returns 1 when optimal. */
-static int bb_solve_unscaled(bb_ctx *c, const double *lb, const double *ub, double *out) {
+ * scaled LP's 1e-7 can become 6e-6 once unscaled: qnet1).  When optimal,
+ * its point goes to out and its value (min form) to *z (may be NULL).
+ * Returns the LP's status (RK_LP_ERROR when it could not be set up). */
+static rk_lp_status bb_solve_unscaled(bb_ctx *c, const double *lb, const double *ub, double *out, double *z) {
     rk_lp *sub = bb_model_copy(c, lb, ub);
-    if (!sub) return 0;
-    rk_error e;
-    rk_simplex *s = rk_simplex_new_unscaled(sub, &e);
-    int ok = 0;
-    if (s) {
-        rk_simplex_opts o;
-        rk_simplex_opts_default(&o);
-        if (c->par->time_limit > 0) {
-            double left = c->par->time_limit - bb_elapsed(c);
-            o.time_limit = left > 1e-3 ? left : 1e-3;
-        }
-        if (rk_simplex_solve(s, &o) == RK_LP_OPTIMAL) {
-            rk_simplex_get_x(s, out);
-            ok = 1;
-        }
-        c->lp_iter_base += rk_simplex_iterations(s);
-        rk_simplex_free(s);
-    }
-    rk_lp_free(sub);
-    return ok;
-}
-
-int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x) {
-    rk_lp *sub = bb_model_copy(c, c->llb, c->lub);
     rk_error e;
     rk_simplex *s = sub ? rk_simplex_new_unscaled(sub, &e) : NULL;
-    int r = -1;
+    rk_lp_status st = RK_LP_ERROR;
     if (s) {
         rk_simplex_opts o;
         rk_simplex_opts_default(&o);
         if (c->par->time_limit > 0) o.time_limit = fmax(c->par->time_limit - bb_elapsed(c), 1e-3);
-        rk_lp_status st = rk_simplex_solve(s, &o);
-        if (st == RK_LP_INFEASIBLE) {
-            r = 0;
-        } else if (st == RK_LP_OPTIMAL) {
-            rk_simplex_get_x(s, x);
-            *z = c->sense * rk_simplex_objective(s);
-            bb_offer_solution(c, x, "node LP without scaling");
-            r = 1;
+        st = rk_simplex_solve(s, &o);
+        if (st == RK_LP_OPTIMAL) {
+            rk_simplex_get_x(s, out);
+            if (z) *z = c->sense * rk_simplex_objective(s);
         }
         c->lp_iter_base += rk_simplex_iterations(s);
         rk_simplex_free(s);
     }
     rk_lp_free(sub);
-    return r;
+    return st;
+}
+
+int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x) {
+    rk_lp_status st = bb_solve_unscaled(c, c->llb, c->lub, x, z);
+    if (st == RK_LP_INFEASIBLE) return 0;
+    if (st != RK_LP_OPTIMAL) return -1;
+    bb_offer_solution(c, x, "node LP without scaling");
+    return 1;
 }
 
 /* Largest violation of a row by x, relative to max(1, |side|). */
@@ -131,7 +112,7 @@ static int bb_clean_candidate(bb_ctx *c, double *y, double *z) {
             ub[j] = c->is_int[j] ? y[j] : c->lp->col_ub[j];
         }
         double zw;
-        if (bb_solve_unscaled(c, lb, ub, w) && bb_check_solution(c, w, &zw)) {
+        if (bb_solve_unscaled(c, lb, ub, w, NULL) == RK_LP_OPTIMAL && bb_check_solution(c, w, &zw)) {
             memcpy(y, w, (size_t)n * sizeof *y);
             *z = zw;
             done = 1;
@@ -195,7 +176,7 @@ int bb_polish_solution(bb_ctx *c, const double *x) {
         rk_simplex_get_x(c->lps, y);
         ok = bb_offer_solution(c, y, "polished");
         double zy;
-        if (!ok && !bb_check_solution(c, y, &zy) && bb_solve_unscaled(c, flb, fub, y))
+        if (!ok && !bb_check_solution(c, y, &zy) && bb_solve_unscaled(c, flb, fub, y, NULL) == RK_LP_OPTIMAL)
             ok = bb_offer_solution(c, y, "polished without scaling");
     }
     bb_apply_bounds(c, c->llb, c->lub);
