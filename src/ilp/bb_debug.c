@@ -4,7 +4,7 @@
  * search space is checked against it while it lies in that part: each cut
  * added, each bound tightened (propagation, probing, reduced-cost fixing,
  * strong branching), each presolve transformation (aggregation, integer-row
- * strengthening), each node pruned by bound or infeasibility, and the end of
+ * strengthening, coefficient tightening), each node LP value, each node pruned by bound or infeasibility, and the end of
  * the search.  The checks hold only while the debug solution is better than
  * the incumbent's cutoff: once a solution as good is known, cutting the
  * debug solution off is allowed.  The first violation stops the solve with a

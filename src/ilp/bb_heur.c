@@ -1,9 +1,11 @@
 /* bb_heur.c — owns incumbents of branch-and-bound: the feasibility check of
- * a candidate solution (bounds and every row), accepting a better one, and
- * the primal heuristics that find them early: simple rounding (using the
- * rows' locks), LP diving (fix the least fractional variable in its cheaper
- * direction, propagate, re-solve, repeat), and RINS (a sub-MILP where the
- * columns on which the node LP and the incumbent agree are fixed). */
+ * a candidate solution (bounds and every row), its clean-up by an unscaled
+ * LP when it misses a row, accepting a better one, and the primal
+ * heuristics that find them early: simple rounding (using the rows' locks),
+ * LP diving (fix the least fractional variable in its cheaper direction,
+ * propagate, re-solve, backing up once, repeat), RINS (a sub-MILP where the
+ * columns on which the node LP and the incumbent agree are fixed) and RENS
+ * (one around the node LP point when there is no incumbent). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,12 @@
 /* bb_internal.h — the branch-and-bound solve context shared by the bb_*.c
  * files (one concept each): bb.c (the search loop and rk_milp_solve),
  * bb_aggr.c (aggregation of tied columns, before the search), bb_rows.c
- * (integer rows divided by their gcd), bb_coef.c (coefficient tightening), bb_queue.c (open nodes, best-bound
- * heap), bb_prop.c (domain propagation), bb_probe.c (root probing),
- * bb_branch.c (pseudocost / reliability branching), bb_heur.c (incumbent
- * checks, rounding, diving and RINS), bb_cuts.c and bb_cover.c (cutting
- * planes at the root), bb_debug.c (the debug-solution checks).
+ * (integer rows divided by their gcd), bb_coef.c (coefficient tightening),
+ * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
+ * bb_probe.c (root probing), bb_branch.c (pseudocost / reliability
+ * branching), bb_heur.c (incumbent checks, rounding, diving, RINS and RENS),
+ * bb_cuts.c and bb_cover.c (cutting planes at the root), bb_debug.c (the
+ * debug-solution checks).
  *
  * Everything is in minimization form: z = sense * (c'x + c0), sense = -1 for
  * a maximize problem.  No global state: one bb_ctx per solve (reentrant). */
