@@ -83,6 +83,20 @@ void run_node(Model &M, const Node *n, Stack &st) {
     }
 }
 
+/* A group for node n whose (single) output is the tensor t. */
+static Group group_of(Node *n, const at::Tensor &t, bool random) {
+    Group G;
+    G.main = n;
+    G.data = n->output();
+    G.rg = t.requires_grad();
+    G.sizes = t.sizes().vec();
+    G.dtype = t.scalar_type();
+    G.bytes = t.numel() * t.element_size();
+    G.op = n->kind().toUnqualString();
+    G.nondet = random;
+    return G;
+}
+
 static const c10::StorageImpl *storage_of(const IValue &v) {
     if (!v.isTensor()) return nullptr;
     const at::Tensor &t = v.toTensor();
@@ -245,18 +259,9 @@ void analyse(Model &M) {
                 // On a view or on a model input: run it on a copy of its argument, as
                 // a new node (one allocation); nothing may read the original later
                 // (checked in build_structure).
-                Group G;
-                G.main = n;
-                G.data = n->output();
+                Group G = group_of(n, st[0].toTensor(), random);
                 G.clone_arg = written;
                 G.clone_owner = own[0];
-                const at::Tensor &ot = st[0].toTensor();
-                G.rg = ot.requires_grad();
-                G.sizes = ot.sizes().vec();
-                G.dtype = ot.scalar_type();
-                G.bytes = ot.numel() * ot.element_size();
-                G.op = n->kind().toUnqualString();
-                G.nondet = random;
                 for (const Value *u : n->inputs()) {
                     const VInfo &UI = M.vi.at(u);
                     if (UI.kind == VK::Cheap && !UI.alias) G.prog.push_back(UI.def);
@@ -343,16 +348,7 @@ void analyse(Model &M) {
             fail(RK_EINPUT, "operation producing several new tensors is not supported (one allocation per "
                             "node): " + where(n));
         // A real node: a new group.
-        Group G;
-        G.main = n;
-        G.data = n->output();
-        const at::Tensor &t = st[0].toTensor();
-        G.rg = t.requires_grad();
-        G.sizes = t.sizes().vec();
-        G.dtype = t.scalar_type();
-        G.bytes = t.numel() * t.element_size();
-        G.op = n->kind().toUnqualString();
-        G.nondet = random;
+        Group G = group_of(n, st[0].toTensor(), random);
         // Cheap constructs feeding the main node go into its program.
         std::vector<Node *> pre;
         std::function<void(const Value *)> addpre = [&](const Value *u) {
