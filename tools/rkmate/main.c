@@ -49,7 +49,7 @@ static int exec_torch(int argc, char **argv) {
     if (n > 0) {
         self[n] = 0;
         char *dir = dirname(self);
-        const char *rel[] = {"rkmate-torch", "../src/exec/rkmate-torch", "../../src/exec/rkmate-torch",
+        const char *rel[] = {"rkmate-torch",
                              "../libexec/rkmate/rkmate-torch"};
         for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
             char path[PATH_MAX * 2];

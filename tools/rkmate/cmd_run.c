@@ -1,0 +1,104 @@
+/* cmd_run.c — `rkmate run`: replay a schedule with the simulator, then run
+ * it as a real training step beside the plain PyTorch step (rk_exec_run). */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "torch_cli.h"
+
+int rk_cmd_run(int argc, char **argv) {
+    const char *cmd = "run";
+    common_opts co;
+    memset(&co, 0, sizeof co);
+    rk_run_options ro;
+    memset(&ro, 0, sizeof ro);
+    const char *chain_path = NULL;
+    static const struct option lo[] = {COMMON_LONG_OPTS,
+                                       {"chain", required_argument, 0, OPT_CHAIN},
+                                       {"iters", required_argument, 0, OPT_ITERS},
+                                       {"check", no_argument, 0, OPT_CHECK},
+                                       {"loss", required_argument, 0, OPT_LOSS},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (c == OPT_HELP) {
+            printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg [--input SHAPE:DTYPE ...]\n"
+                   "                  [--input-file INPUTS.pt] [--device cpu|cuda] [--seed N] [--iters N] [--check] [--json]\n"
+                   "                  [--loss sum|mean]\n\n"
+                   "Replay the schedule with the simulator (invalid schedules are refused), then run it as a\n"
+                   "real training step (forward, loss = sum or mean of the output, backward) and the plain\n"
+                   "PyTorch step in the same process; report peak activation memory and step time of both.\n"
+                   "--check compares every parameter gradient and the output with the plain step.\n"
+                   "Without --input or --input-file, the inputs, input file and seed recorded in the chain\n"
+                   "are used.\n");
+            return CLI_OK;
+        }
+        if (c == OPT_CHAIN) { chain_path = optarg; continue; }
+        int r = torch_parse_run_opts(cmd, c, optarg, &ro);
+        if (r > 0) return r;
+        if (r == 0) continue;
+        r = torch_parse_common(cmd, c, optarg, &co);
+        if (r > 0) return r;
+        if (r < 0) return cli_usage_error(cmd, "unknown option (see 'rkmate run --help')");
+    }
+    if (optind + 2 != argc) return cli_usage_error(cmd, "expected MODEL.pt SCHEDULE.rks (see 'rkmate run --help')");
+    if (!chain_path) return cli_usage_error(cmd, "missing --chain CHAIN.rkg");
+    co.ex.model_path = argv[optind];
+    if (access(co.ex.model_path, R_OK) != 0)
+        return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
+    rk_error err;
+    err.msg[0] = 0;
+    rk_chain ch;
+    rk_status s = rk_chain_read(chain_path, &ch, &err);
+    if (s != RK_OK) return cli_report(cmd, s, &err);
+    /* No --input: take the inputs, input file and seed the chain was traced with
+     * (its "model" text is "MODEL.pt --input SPEC ... [--input-file F] --seed N"). */
+    char *model_text = NULL;
+    if (co.ex.n_inputs == 0 && !co.ex.input_file && ch.model) {
+        model_text = strdup(ch.model);
+        char *save = NULL, *tok = model_text ? strtok_r(model_text, " ", &save) : NULL;
+        while (tok && (tok = strtok_r(NULL, " ", &save))) {
+            char *val = strtok_r(NULL, " ", &save);
+            if (!val) break;
+            if (!strcmp(tok, "--input") && co.ex.n_inputs < RK_EXEC_MAX_INPUTS) co.ex.inputs[co.ex.n_inputs++] = val;
+            else if (!strcmp(tok, "--input-file") && !co.ex.input_file) co.ex.input_file = val;
+            else if (!strcmp(tok, "--seed")) co.ex.seed = strtoull(val, NULL, 10);
+        }
+    }
+    if (co.ex.n_inputs == 0 && !co.ex.input_file) {
+        free(model_text);
+        rk_chain_free(&ch);
+        return cli_usage_error(cmd, "missing --input SHAPE:DTYPE or --input-file (and the chain does not say)");
+    }
+    rk_schedule sc;
+    rk_schedule_init(&sc);
+    s = rk_schedule_read(argv[optind + 1], &ch, &sc, &err);
+    if (s != RK_OK) {
+        rk_chain_free(&ch);
+        free(model_text);
+        return cli_report(cmd, s, &err);
+    }
+    rk_sim_result sim;
+    s = rk_simulate(&ch, &sc, &sim, &err);
+    if (s != RK_OK) {
+        rk_schedule_free(&sc);
+        rk_chain_free(&ch);
+        free(model_text);
+        fprintf(stderr, "rkmate run: %s: the simulator refuses the schedule: %s\n", argv[optind + 1], err.msg);
+        return cli_exit_code(s);
+    }
+    rk_run_result rr;
+    s = rk_exec_run(&co.ex, &ch, &sc, &ro, &rr, &err);
+    if (s == RK_OK) torch_print_run(&sim, &sc, &rr, co.json);
+    int code = s == RK_OK ? CLI_OK : cli_report(cmd, s, &err);
+    if (s == RK_OK && ro.check && !rr.grads_equal) code = CLI_FAIL;
+    rk_schedule_free(&sc);
+    rk_chain_free(&ch);
+    free(model_text);
+    return code;
+}

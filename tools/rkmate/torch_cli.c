@@ -1,0 +1,90 @@
+/* torch_cli.c — option parsing and the run report shared by the libtorch
+ * commands (trace, run, optimize); see torch_cli.h. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "torch_cli.h"
+
+int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co) {
+    switch (c) {
+    case OPT_INPUT:
+        if (co->ex.n_inputs >= RK_EXEC_MAX_INPUTS)
+            return cli_usage_error(cmd, "too many --input (at most %d)", RK_EXEC_MAX_INPUTS);
+        co->ex.inputs[co->ex.n_inputs++] = arg;
+        return 0;
+    case OPT_INPUT_FILE: co->ex.input_file = arg; return 0;
+    case OPT_DEVICE:
+        if (strcmp(arg, "cpu") && strcmp(arg, "cuda") && strncmp(arg, "cuda:", 5))
+            return cli_usage_error(cmd, "--device %s: expected cpu, cuda or cuda:N", arg);
+        co->ex.device = arg;
+        return 0;
+    case OPT_QUIET: co->quiet = 1; return 0;
+    case OPT_VERIFY: co->ex.verify = 1; return 0;
+    case OPT_JSON: co->json = 1; return 0;
+    case OPT_SEED: {
+        long v;
+        if (cli_parse_int(cmd, "--seed", arg, 0, LONG_MAX, &v)) return CLI_BADINPUT;
+        co->ex.seed = (uint64_t)v;
+        return 0;
+    }
+    case OPT_RUNS: {
+        long v;
+        if (cli_parse_int(cmd, "--runs", arg, 1, 1000, &v)) return CLI_BADINPUT;
+        co->ex.measure_runs = (int)v;
+        return 0;
+    }
+    }
+    return -1;
+}
+
+void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_run_result *r, int json) {
+    if (json) {
+        printf("{\"predicted_peak\": %lld, \"measured_peak\": %lld, \"baseline_peak\": %lld, "
+               "\"predicted_time\": %.3f, \"measured_time\": %.3f, \"baseline_time\": %.3f, ",
+               (long long)sim->peak, (long long)r->measured_peak, (long long)r->baseline_peak, sim->time,
+               r->measured_time, r->baseline_time);
+        if (r->checked)
+            printf("\"grads_equal\": %s, \"output_equal\": %s, \"max_abs_diff\": %.9g, \"max_rel_diff\": %.9g, ",
+                   r->grads_equal ? "true" : "false", r->output_equal ? "true" : "false", (double)(float)r->max_abs_diff,
+                   (double)(float)r->max_rel_diff);
+        else
+            printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
+        printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d}\n",
+               (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops);
+        return;
+    }
+    char a[32], b[32], c[32];
+    printf("peak memory (activations): predicted %s, measured %s, plain step %s\n",
+           rk_format_bytes(sim->peak, a, sizeof a), rk_format_bytes(r->measured_peak, b, sizeof b),
+           rk_format_bytes(r->baseline_peak, c, sizeof c));
+    printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
+           r->baseline_time);
+    if (r->checked)
+        printf("check: gradients and output %s (max abs diff %.3g, max rel diff %.3g)\n",
+               r->grads_equal ? "equal to the plain step bit for bit" : "DIFFER from the plain step",
+               (double)(float)r->max_abs_diff, (double)(float)r->max_rel_diff);
+}
+
+/* The executor's options shared by run and optimize (--check, --loss,
+ * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
+int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro) {
+    long v;
+    switch (c) {
+    case OPT_CHECK: ro->check = 1; return 0;
+    case OPT_LOSS:
+        if (!strcmp(arg, "sum")) ro->loss = RK_LOSS_SUM;
+        else if (!strcmp(arg, "mean")) ro->loss = RK_LOSS_MEAN;
+        else return cli_usage_error(cmd, "--loss %s: expected sum or mean", arg);
+        return 0;
+    case OPT_ITERS:
+        if (cli_parse_int(cmd, "--iters", arg, 1, 1000, &v)) return CLI_BADINPUT;
+        ro->iters = (int)v;
+        return 0;
+    }
+    return -1;
+}

@@ -1,0 +1,45 @@
+/* torch_cli.h — what the libtorch commands of rkmate (trace, run, optimize)
+ * share: their option codes and long options, the executor's option parsing,
+ * and the run report.  Compiled into the `rkmate-torch` program only, which
+ * links src/exec's library (rk_exec.h); `rkmate` runs it for these commands so
+ * that the solver commands never load libtorch. */
+#ifndef RK_TORCH_CLI_H
+#define RK_TORCH_CLI_H
+
+#include <stdio.h>
+#include "rk_exec.h"
+#include "rk_graph.h"
+#include "rk_solve.h"
+
+enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
+       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY };
+
+/* Options shared by trace / run / optimize. */
+typedef struct {
+    rk_exec_options ex;
+    int quiet, json;
+} common_opts;
+
+/* Options shared by trace / run / optimize: 0 handled, -1 not one of them,
+ * else the exit code of an error (already reported). */
+int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co);
+
+#define COMMON_LONG_OPTS                                                                                 \
+    {"input", required_argument, 0, OPT_INPUT}, {"input-file", required_argument, 0, OPT_INPUT_FILE},  \
+        {"device", required_argument, 0, OPT_DEVICE}, {"quiet", no_argument, 0, OPT_QUIET},            \
+        {"json", no_argument, 0, OPT_JSON}, {"seed", required_argument, 0, OPT_SEED},                  \
+        {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP},          \
+        {"verify", no_argument, 0, OPT_VERIFY}
+
+/* The executor's options shared by run and optimize (--check, --loss,
+ * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
+int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro);
+
+/* Print a run's report (text or one JSON object) on stdout. */
+void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_run_result *r, int json);
+
+int rk_cmd_trace(int argc, char **argv);
+int rk_cmd_run(int argc, char **argv);
+int rk_cmd_optimize(int argc, char **argv);
+
+#endif
