@@ -2,11 +2,8 @@
  * nodes), chains of blocks, schedules, their file formats, the simulator that
  * replays a schedule, and the baseline schedules.
  *
- * Conventions (shared by every module of rkmate):
- *  - sizes are bytes (int64_t); times are microseconds (double);
- *  - library calls return an rk_status and fill an rk_error; they never print
- *    and never exit;
- *  - no global state: every object is owned by the caller.
+ * It stands on the base layer (rk_base.h: status, errors, log, atomic files,
+ * units), whose conventions it follows.
  *
  * The model (paper appendix "Inspection and backward nodes"):
  *  A block is a CD-graph.  Compute nodes (C-nodes) are forward, backward, or
@@ -49,31 +46,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "rk_base.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---------------------------------------------------------------- status */
-
-typedef enum {
-    RK_OK = 0,
-    RK_EFAIL = 1,    /* a failure that is not the input's fault */
-    RK_EINPUT = 2,   /* the user's input is bad (file, value, schedule) */
-    RK_ENOMEM = 3,   /* out of memory */
-    RK_EINFEASIBLE = 4 /* no schedule fits the budget */
-} rk_status;
-
-typedef struct {
-    char msg[1024];
-} rk_error;
-
-/* Fill err->msg with printf-style text; returns `code` for `return rk_fail(...)`. */
-rk_status rk_fail(rk_error *err, rk_status code, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
 
 /* ------------------------------------------------------------ CD-graph */
 
@@ -263,10 +240,6 @@ rk_status rk_schedule_write(const char *path, const rk_chain *ch, const rk_sched
 /* Checkmate/Moccasin networkx node-link JSON → one-block chain. */
 rk_status rk_import_checkmate(const char *path, rk_chain *ch, rk_error *err);
 
-/* Atomic file writing for any module: write `len` bytes to `path` via a
- * temporary file and rename. */
-rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err);
-
 /* ----------------------------------------------------------- simulator */
 
 typedef struct {
@@ -392,17 +365,6 @@ rk_status rk_graph_from_specs(rk_graph *g, int64_t input_size, int input_has_gra
  * `batch` x `seq` tokens of width `width` in float32 and times in
  * microseconds modelled on a CPU. */
 rk_status rk_chain_example(rk_chain *ch, int layers, int batch, int seq, int width, rk_error *err);
-
-/* --------------------------------------------------------------- units */
-
-/* Parse "800MB", "1.5GiB", "12345", "64k" into bytes.  Decimal units (kB, MB,
- * GB, TB, also k/M/G/T) are powers of 1000; binary (KiB, MiB, GiB, TiB) of
- * 1024; "B" is bytes.  RK_EINPUT on bad text. */
-rk_status rk_parse_bytes(const char *text, int64_t *out, rk_error *err);
-/* Format bytes for humans ("1.50 GiB"); buf of at least 32. */
-const char *rk_format_bytes(int64_t bytes, char *buf, size_t n);
-
-#define RKMATE_VERSION_STRING "0.1.0"
 
 #ifdef __cplusplus
 }

@@ -406,7 +406,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             double t0 = bb_elapsed(c);
             int fx = bb_probe_root(c, 1);
             if (c->par->verbose > 1)
-                fprintf(stderr, "milp: probing fixed %d columns, work %.0f x nnz, %.2f s (%.2f s)\n", fx,
+                rk_log_printf(&c->par->log, RK_LOG_DETAIL, "milp: probing fixed %d columns, work %.0f x nnz, %.2f s (%.2f s)", fx,
                         (double)(c->prop_work - w0) / (double)(c->A.nnz + 1), bb_elapsed(c), bb_elapsed(c) - t0);
             if (fx < 0) {
                 bb_debug_prune(c, dbg_in, "probing", INFINITY);
@@ -772,11 +772,11 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     } else {
         if (p->verbose > 1 && agg)
-            fprintf(stderr, "milp: aggregation: %d columns tied to others, %d rows dropped\n", lp->n - agg->n,
+            rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: aggregation: %d columns tied to others, %d rows dropped", lp->n - agg->n,
                     lp->m - agg->m);
-        if (p->verbose > 1 && changed) fprintf(stderr, "milp: %d integer rows strengthened\n", changed);
+        if (p->verbose > 1 && changed) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d integer rows strengthened", changed);
         if (p->verbose > 1 && tightened)
-            fprintf(stderr, "milp: %d coefficients of binaries tightened\n", tightened);
+            rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d coefficients of binaries tightened", tightened);
         st = RK_OK;
         const rk_lp *stages[2] = {work, tight};
         const char *stage_names[2] = {"the integer-row strengthening", "the coefficient tightening"};
@@ -856,7 +856,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     /* caller's incumbent */
     if (p->incumbent) {
         if (!bb_offer_solution(&c, p->incumbent, "given") && p->verbose)
-            fprintf(stderr, "milp: the given incumbent is infeasible; ignored\n");
+            rk_log_printf(&p->log, RK_LOG_WARNING, "milp: the given incumbent is infeasible; ignored");
     }
     double known = p->known_bound;
     double known_min = -INFINITY;
@@ -933,7 +933,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         if (p->verbose) {
             char step[64] = "";
             if (c.obj_step > 0) snprintf(step, sizeof step, ", objective in steps of %g", c.obj_step);
-            fprintf(stderr, "milp: %d rows, %d columns (%d integer)%s; root LP %.10g, %ld iterations, %.2f s\n", c.m,
+            rk_log_printf(&p->log, RK_LOG_INFO, "milp: %d rows, %d columns (%d integer)%s; root LP %.10g, %ld iterations, %.2f s", c.m,
                     c.n, c.n_int, step, c.sense * c.z, rk_simplex_iterations(c.lps), bb_elapsed(&c));
         }
     }
@@ -997,7 +997,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         if (p->verbose && bb_now() - last_log > 2.0) {
             last_log = bb_now();
             double qb = bb_queue_min_bound(&c.q);
-            fprintf(stderr, "milp: %ld nodes, %d open, bound %.10g, incumbent %.10g, %.1f s\n", c.nodes, c.q.size,
+            rk_log_printf(&p->log, RK_LOG_INFO, "milp: %ld nodes, %d open, bound %.10g, incumbent %.10g, %.1f s", c.nodes, c.q.size,
                     c.sense * fmin(qb, nb), c.has_inc ? c.sense * c.inc_z : c.sense * INFINITY, bb_elapsed(&c));
         }
         if (result == BB_PRUNED) {
@@ -1067,12 +1067,12 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         }
         bb_fill_result(&c, res, st, bound);
         if (p->verbose && c.unresolved)
-            fprintf(stderr, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check\n",
+            rk_log_printf(&p->log, RK_LOG_WARNING, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check",
                     c.unresolved);
         if (p->verbose)
-            fprintf(stderr,
+            rk_log_printf(&p->log, RK_LOG_INFO,
                     "milp: %s, objective %.10g, bound %.10g, %ld nodes, %ld iterations (%ld strong branching, %ld "
-                    "diving), %.2f s\n",
+                    "diving), %.2f s",
                     rk_milp_status_name(st), res->objective, res->bound, res->nodes, res->iterations, c.it_sb,
                     c.it_dive, res->time_s);
     }

@@ -431,7 +431,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         if (bb_cutpool_add(&R, cnt, cut_idx, cut_val, rhs, INFINITY)) break;
     }
     if (c->par->verbose > 2)
-        fprintf(stderr, "milp: GMI: %d candidates, rejected for bounds %d, dynamism %d, density %d, violation %d\n",
+        rk_log_printf(&c->par->log, RK_LOG_DETAIL, "milp: GMI: %d candidates, rejected for bounds %d, dynamism %d, density %d, violation %d",
                 ncand, rj_ok, rj_dyn, rj_dens, rj_viol);
     added = bb_cuts_to_lp(c, P, &R, "Gomory mixed-integer cut");
     bb_cutpool_free(&R);
@@ -1051,7 +1051,7 @@ int bb_root_cuts(bb_ctx *c) {
         double gain = c->z - last;
         last = c->z;
         if (c->par->verbose > 1)
-            fprintf(stderr, "milp: cut round %d: %d cuts (%d c-MIR), %d binding, bound %.10g, %.2f s\n", round, k, k1,
+            rk_log_printf(&c->par->log, RK_LOG_DETAIL, "milp: cut round %d: %d cuts (%d c-MIR), %d binding, bound %.10g, %.2f s", round, k, k1,
                     P.nc, c->sense * c->z, bb_elapsed(c));
         if (gain < 1e-4 * fmax(1.0, fabs(c->z)) + 1e-3 * fabs(c->z - z0)) {
             if (++stall >= 3) break;
@@ -1062,7 +1062,7 @@ int bb_root_cuts(bb_ctx *c) {
     bb_purge_cuts(c, &P, 0);
     c->mm = rk_simplex_num_rows(c->lps);
     if (c->par->verbose && total)
-        fprintf(stderr, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s\n", total,
+        rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s", total,
                 c->mm - c->m, c->sense * z0, c->sense * c->z, bb_elapsed(c));
     bb_cutpool_free(&P);
     return total;

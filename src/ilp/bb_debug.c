@@ -138,7 +138,7 @@ void bb_debug_fail(bb_ctx *c, const char *component, const char *fmt, ...) {
     va_end(ap);
     rk_fail(c->err, RK_EFAIL, "debug solution cut off by %s at node %ld: %s (debug objective %.17g)", component,
             c->nodes, detail, c->sense * c->dbg_z);
-    if (c->par->verbose) fprintf(stderr, "milp: %s\n", c->err->msg);
+    if (c->par->verbose) rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: %s", c->err->msg);
 }
 
 void bb_debug_domain(bb_ctx *c, int was_in, const double *lb, const double *ub, const char *component) {

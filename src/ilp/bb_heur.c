@@ -142,7 +142,7 @@ int bb_offer_solution(bb_ctx *c, const double *x, const char *source) {
     c->has_inc = 1;
     c->inc_z = z;
     if (c->par->verbose)
-        fprintf(stderr, "milp: incumbent %.10g (%s) after %ld nodes, %.2f s\n", c->sense * z, source, c->nodes,
+        rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: incumbent %.10g (%s) after %ld nodes, %.2f s", c->sense * z, source, c->nodes,
                 bb_elapsed(c));
     return 1;
 }

@@ -36,6 +36,7 @@ static rk_lp_status solve_plain(const rk_lp *lp, const rk_milp_params *p, double
     rk_simplex_opts o;
     rk_simplex_opts_default(&o);
     o.verbose = p->verbose;
+    o.log = &p->log;
     o.time_limit = t_left;
     rk_lp_status st = rk_simplex_solve(s, &o);
     *iters += rk_simplex_iterations(s);
@@ -69,7 +70,7 @@ rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_mi
         st = RK_LP_INFEASIBLE;
     } else {
         if (p->verbose)
-            fprintf(stderr, "presolve: removed %d of %d rows, %d of %d columns\n",
+            rk_log_printf(&p->log, RK_LOG_INFO, "presolve: removed %d of %d rows, %d of %d columns",
                     rk_presolve_removed_rows(pre), lp->m, rk_presolve_removed_cols(pre), n);
         double *xr = calloc((size_t)(red->n ? red->n : 1), sizeof *xr);
         if (!xr) {

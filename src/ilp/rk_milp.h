@@ -2,12 +2,13 @@
  * MPS reader/writer, simplex and branch-and-bound.  Generic: nothing here
  * knows about rematerialization (that is rk_checkmate.h).
  *
- * Status codes and errors follow rk_graph.h (rk_status, rk_error). */
+ * It stands on the base layer only (rk_base.h: rk_status, rk_error, rk_log),
+ * not on the graph model. */
 #ifndef RK_MILP_H
 #define RK_MILP_H
 
 #include <stdint.h>
-#include "rk_graph.h"
+#include "rk_base.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,7 +89,10 @@ typedef struct {
     double gap;           /* relative gap to stop at (default 1e-6) */
     long node_limit;      /* <= 0: none */
     int threads;          /* 0: OpenMP default; results identical for any */
-    int verbose;          /* log to stderr */
+    int verbose;          /* 1: progress lines, 2-3: more detail, through `log` */
+    /* Where log lines go (rk_base.h): {NULL, NULL}, the default, prints them
+     * on stderr; an embedding program routes or silences them here. */
+    rk_log log;
     /* Optional incumbent handed in by the caller (n_cols values), e.g. the
      * schedule of a neighbouring budget.  Checked for feasibility; ignored
      * with a log line if infeasible.  May be NULL. */

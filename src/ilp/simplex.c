@@ -76,6 +76,7 @@ struct rk_simplex {
     double t0, time_limit;
     long iter_limit_abs;
     int verbose;
+    const rk_log *log;
     rk_lp_status last;
 };
 
@@ -177,7 +178,7 @@ static int refactor(rk_simplex *s) {
             s->vst[jn] = VS_BASIC;
             s->dse[p] = 1.0;
         }
-        if (s->verbose) fprintf(stderr, "simplex: singular basis, %d columns replaced\n", r);
+        if (s->verbose) rk_log_printf(s->log, RK_LOG_WARNING, "simplex: singular basis, %d columns replaced", r);
     }
     return -1;
 }
@@ -588,7 +589,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         s->iters++;
         if (allow_perturb && !s->perturbed && degenerate_run > 30) perturb_costs(s);
         if (s->verbose && s->iters % 1000 == 0)
-            fprintf(stderr, "dual %ld obj %.10g\n", s->iters, objective_internal(s, s->c));
+            rk_log_printf(s->log, RK_LOG_DETAIL, "dual %ld obj %.10g", s->iters, objective_internal(s, s->c));
     }
 }
 
@@ -745,7 +746,7 @@ static int primal_loop(rk_simplex *s) {
         basis_change(s, r, q, leave_st, NULL, 0);
         s->iters++;
         if (s->verbose && s->iters % 1000 == 0)
-            fprintf(stderr, "primal %ld phase %d obj %.10g\n", s->iters, phase, objective_internal(s, s->c));
+            rk_log_printf(s->log, RK_LOG_DETAIL, "primal %ld phase %d obj %.10g", s->iters, phase, objective_internal(s, s->c));
     }
 }
 
@@ -821,6 +822,7 @@ void rk_simplex_opts_default(rk_simplex_opts *o) {
     o->time_limit = 0;
     o->cutoff = INFINITY;
     o->verbose = 0;
+    o->log = NULL;
 }
 
 static int alloc_arrays(rk_simplex *s, int n, int m) {
@@ -1035,6 +1037,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     s->time_limit = o->time_limit;
     s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
     s->verbose = o->verbose;
+    s->log = o->log;
     s->trial = o->trial;
     for (int j = 0; j < N_of(s); j++)
         if (s->lb[j] > s->ub[j] + PTOL * (1.0 + fabs(s->ub[j]))) {
@@ -1102,7 +1105,7 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
              * factors; recompute the duals too */
             compute_duals(s);
             if (max_primal_infeasibility(s) <= 10 * PTOL && count_dual_infeasible(s) == 0) break;
-            if (s->verbose) fprintf(stderr, "simplex: verification failed, continuing\n");
+            if (s->verbose) rk_log_printf(s->log, RK_LOG_WARNING, "simplex: verification failed, continuing");
             s->need_refactor = 1;
             rc = LOOP_ERROR;
             continue;

@@ -33,7 +33,8 @@ typedef struct {
     /* Trial solves whose state is thrown away (strong branching): the dual
      * steepest-edge weights are not updated (saves one FTRAN an iteration). */
     int trial;
-    int verbose;        /* log to stderr */
+    int verbose;        /* log lines through `log` */
+    const rk_log *log;  /* NULL: stderr (rk_log_printf) */
 } rk_simplex_opts;
 
 void rk_simplex_opts_default(rk_simplex_opts *o);

@@ -7,7 +7,8 @@
  * bound; 1 and 2 threads give identical results, and so do solves run from
  * several OpenMP threads at once; `rkmate milp` (JSON, solution file, exit
  * codes) when meson gives the binary in $RKMATE; regressions with an
- * objective constant (tests/data/milp_regress, optima from CBC). */
+ * objective constant (tests/data/milp_regress, optima from CBC); the log
+ * callback receives the verbose lines and stderr stays quiet. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -800,12 +801,66 @@ START_TEST(test_tied_columns_vs_enumeration) {
 }
 END_TEST
 
+/* The log callback (rk_milp_params.log): with verbose on, every line reaches
+ * the caller's function, one line at a time without its newline, and nothing
+ * is printed on stderr; rk_log_silent drops them all. */
+typedef struct {
+    int lines, info, detail, bad;
+} log_count;
+
+static void count_lines(void *user, rk_log_level level, const char *line) {
+    log_count *lc = user;
+    lc->lines++;
+    lc->info += level == RK_LOG_INFO;
+    lc->detail += level == RK_LOG_DETAIL;
+    lc->bad += strchr(line, '\n') != NULL || strncmp(line, "milp: ", 6) != 0;
+}
+
+static long stderr_bytes_during(const rk_lp *lp, const rk_milp_params *p) {
+    fflush(stderr);
+    FILE *tmp = tmpfile();
+    ck_assert_ptr_nonnull(tmp);
+    int saved = dup(2);
+    dup2(fileno(tmp), 2);
+    rk_milp_result r = solve(lp, p);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ck_assert_int_eq(r.status, RK_MILP_OPTIMAL);
+    rk_milp_result_free(&r);
+    fseek(tmp, 0, SEEK_END);
+    long n = ftell(tmp);
+    fclose(tmp);
+    return n;
+}
+
+START_TEST(test_log_callback) {
+    rk_lp *lp = read_miplib("p0201");
+    rk_milp_params p = params_on(1);
+    p.verbose = 2;
+    /* default: the lines go to stderr */
+    ck_assert_int_gt(stderr_bytes_during(lp, &p), 0);
+    log_count lc = {0, 0, 0, 0};
+    p.log.fn = count_lines;
+    p.log.user = &lc;
+    ck_assert_int_eq(stderr_bytes_during(lp, &p), 0);
+    ck_assert_int_ge(lc.lines, 2);
+    ck_assert_int_ge(lc.info, 2);     /* root LP and final lines */
+    ck_assert_int_eq(lc.bad, 0);
+    p.log.fn = rk_log_silent;
+    p.log.user = NULL;
+    ck_assert_int_eq(stderr_bytes_during(lp, &p), 0);
+    rk_lp_free(lp);
+}
+END_TEST
+
 int main(void) {
     n_inst = ilp_load_optima(inst_name, inst_opt, MAX_INST);
     Suite *s = suite_create("milp");
     TCase *toys = tcase_create("toys");
     tcase_set_timeout(toys, 120);
     tcase_add_test(toys, test_status_names);
+    tcase_add_test(toys, test_log_callback);
     tcase_add_test(toys, test_infeasible_integer);
     tcase_add_test(toys, test_infeasible_lp);
     tcase_add_test(toys, test_unbounded);

@@ -287,14 +287,14 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
         rk_status re = cm_encode_ops(m, ops, n, xtry, &e2);
         free(ops);
         if (re != RK_OK) {
-            if (p->verbose) fprintf(stderr, "checkmate: seed %d is not a schedule of the model: %s\n", i, e2.msg);
+            if (p->verbose) rk_log_printf(&p->log, RK_LOG_WARNING, "checkmate: seed %d is not a schedule of the model: %s", i, e2.msg);
             continue;
         }
         inf.n_seeds_encoded++;
         int viol = cm_row_violation(m, xtry, budget, -1, NULL);
         double t = x_time(m, xtry);
         if (p->verbose)
-            fprintf(stderr, "checkmate: seed %d (time %.6g, peak %lld) encoded: time %.6g, %s\n", i, sr.time,
+            rk_log_printf(&p->log, RK_LOG_INFO, "checkmate: seed %d (time %.6g, peak %lld) encoded: time %.6g, %s", i, sr.time,
                     (long long)sr.peak, t, viol < 0 ? "fits" : "over the budget once encoded");
         if (viol < 0 && t < inc_time) {
             memcpy(xinc, xtry, (size_t)nc * sizeof *xinc);
@@ -306,7 +306,7 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
         /* fewer recomputations where the budget allows */
         int rm = cm_improve(m, budget, xinc, CM_IMPROVE_EVALS);
         if (rm > 0) inc_time = x_time(m, xinc);
-        if (p->verbose) fprintf(stderr, "checkmate: local search removed %d recomputations\n", rm);
+        if (p->verbose) rk_log_printf(&p->log, RK_LOG_INFO, "checkmate: local search removed %d recomputations", rm);
         inf.incumbent_time = inc_time;
         rk_schedule xs;
         rk_sim_result sr;
@@ -331,7 +331,7 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
         }
     }
     if (p->verbose)
-        fprintf(stderr, "checkmate: incumbent %s (time %.6g), best known schedule %s (time %.6g), %.3f s\n",
+        rk_log_printf(&p->log, RK_LOG_INFO, "checkmate: incumbent %s (time %.6g), best known schedule %s (time %.6g), %.3f s",
                 inf.incumbent_source, inc_time, inf.source, best_time, cm_now() - t0);
     /* 2. the MILP, started from the incumbent */
     rk_status rl = rk_checkmate_model_lp(m, budget, -1, &lp, err);
@@ -363,6 +363,7 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
     mp.gap = p->gap > 0 ? p->gap : 1e-6;
     mp.threads = p->milp_threads > 0 ? p->milp_threads : (p->threads > 0 ? p->threads : 0);
     mp.verbose = p->verbose > 0;
+    mp.log = p->log;
     mp.seed = p->seed;
     mp.incumbent = isfinite(inc_time) ? xinc : NULL;
     double tm = cm_now();

@@ -247,9 +247,9 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
                         rk_milp_status_name(res.status), name);
     }
     if (p->verbose)
-        fprintf(stderr,
+        rk_log_printf(&p->log, RK_LOG_INFO,
                 "rk-Checkmate: %s: %d cols %d rows: %s obj %.6g (looser optimum %.6g, incumbent %.6g) (%ld nodes, %ld "
-                "iterations, %.3f s)\n",
+                "iterations, %.3f s)",
                 name, b->cols, b->rows,
                 b->state == B_OPT ? "optimal" : b->state == B_INF ? "infeasible" : b->state == B_TL ? "time limit" : "unknown",
                 b->obj, kb, inc ? inc->obj : INFINITY, res.nodes, res.iterations, b->time_s);

@@ -44,6 +44,7 @@ void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     mp->gap = p->gap > 0 ? p->gap : 1e-6;
     mp->threads = p->milp_threads > 0 ? p->milp_threads : 1;
     mp->verbose = p->verbose > 1;
+    mp->log = p->log;
     mp->seed = p->seed;
 }
 

@@ -49,7 +49,9 @@ typedef struct {
                                indices), <prefix>_minpeak.mps, <prefix>.mps for
                                a single solve */
     const char *export_prefix; /* default "block" */
-    int verbose;            /* log per ILP to stderr */
+    int verbose;            /* log per ILP, through `log` */
+    rk_log log;             /* where log lines go ({NULL, NULL}: stderr); handed
+                               to every ILP's rk_milp_params */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;
 } rk_checkmate_params;

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rk_graph.h"
+#include "rk_base.h"
 
 rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err) {
     if (!path || !*path) return rk_fail(err, RK_EINPUT, "no output file name given");

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "rk_graph.h"
+#include "rk_base.h"
 
 rk_status rk_parse_bytes(const char *text, int64_t *out, rk_error *err) {
     if (!text || !*text)

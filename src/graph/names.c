@@ -1,18 +1,5 @@
-/* error.c — rk_error filling and the names of enum values. */
-#include <stdarg.h>
-#include <stdio.h>
-
+/* names.c — the names of the graph model's enum values (kinds of nodes and edges). */
 #include "rk_graph.h"
-
-rk_status rk_fail(rk_error *err, rk_status code, const char *fmt, ...) {
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 const char *rk_ckind_name(rk_ckind k) {
     switch (k) {
