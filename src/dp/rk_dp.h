@@ -72,14 +72,14 @@ typedef struct {
     rk_dp_class_options *classes;
 } rk_dp_options;
 
-void rk_dp_options_free(rk_dp_options *o);
+RK_API void rk_dp_options_free(rk_dp_options *o);
 /* Rotor's options: {none, keep_all} for every class (keep_all = 1). */
-rk_status rk_dp_options_rotor(const rk_chain *ch, rk_dp_options *o, rk_error *err);
+RK_API rk_status rk_dp_options_rotor(const rk_chain *ch, rk_dp_options *o, rk_error *err);
 /* Default rk-Rotor options until rk-Checkmate supplies more:
  * {none, keep_all, asap} (keep_all = 1). */
-rk_status rk_dp_options_default(const rk_chain *ch, rk_dp_options *o, rk_error *err);
+RK_API rk_status rk_dp_options_default(const rk_chain *ch, rk_dp_options *o, rk_error *err);
 /* Append a copy of `opt` (which must have bwd ops) to class `cls`. */
-rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_error *err);
+RK_API rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_error *err);
 
 /* ------------------------------------------------------------- costs */
 
@@ -112,20 +112,20 @@ typedef struct {
 
 /* Measure every option of every class of the chain (validates the option
  * contract with rk_option_evaluate; RK_EINPUT naming class and option). */
-rk_status rk_dp_costs_build(const rk_chain *ch, const rk_dp_options *o, rk_dp_costs *c, rk_error *err);
+RK_API rk_status rk_dp_costs_build(const rk_chain *ch, const rk_dp_options *o, rk_dp_costs *c, rk_error *err);
 /* Allocate costs to fill by hand (synthetic chains, benches): classes with
  * n_options[k] zeroed options each, n_blocks blocks of class 0. */
-rk_status rk_dp_costs_alloc(rk_dp_costs *c, int n_classes, const int *n_options, int n_blocks);
-void rk_dp_costs_free(rk_dp_costs *c);
+RK_API rk_status rk_dp_costs_alloc(rk_dp_costs *c, int n_classes, const int *n_options, int n_blocks);
+RK_API void rk_dp_costs_free(rk_dp_costs *c);
 /* Sanity of hand-filled costs (sizes >= 0, peaks cover what they include,
  * times finite, option 0 present, every class has an option >= 1). */
-rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err);
+RK_API rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err);
 
 /* A synthetic chain for benches and tests: n_blocks blocks, each its own
  * class with n_options options (option 0 = none, option 1 = keep all, the
  * others trade saved memory for backward time), sizes around 1 MB, times
  * around 10 us; deterministic for a seed. */
-rk_status rk_dp_costs_random(rk_dp_costs *c, int n_blocks, int n_options, uint64_t seed);
+RK_API rk_status rk_dp_costs_random(rk_dp_costs *c, int n_blocks, int n_options, uint64_t seed);
 
 /* ------------------------------------------------------------- plans */
 
@@ -137,8 +137,8 @@ typedef struct {
     int *code;
 } rk_dp_plan;
 
-rk_status rk_dp_plan_init(rk_dp_plan *p, int n_blocks);
-void rk_dp_plan_free(rk_dp_plan *p);
+RK_API rk_status rk_dp_plan_init(rk_dp_plan *p, int n_blocks);
+RK_API void rk_dp_plan_free(rk_dp_plan *p);
 static inline int rk_dp_plan_get(const rk_dp_plan *p, int s, int t) { return p->code[s * (p->n_blocks + 1) + t]; }
 static inline void rk_dp_plan_set(rk_dp_plan *p, int s, int t, int v) { p->code[s * (p->n_blocks + 1) + t] = v; }
 
@@ -149,25 +149,25 @@ typedef struct {
     double time;
     long n_forwards;   /* block forwards run (L when nothing is recomputed) */
 } rk_dp_eval;
-rk_status rk_dp_plan_evaluate(const rk_dp_costs *c, const rk_dp_plan *p, rk_dp_eval *ev, rk_error *err);
+RK_API rk_status rk_dp_plan_evaluate(const rk_dp_costs *c, const rk_dp_plan *p, rk_dp_eval *ev, rk_error *err);
 
 /* Rule-based plans; `opt` per class is costs->classes[k].keep_all. */
-rk_status rk_dp_plan_keep_all(const rk_dp_costs *c, rk_dp_plan *p, rk_error *err);
+RK_API rk_status rk_dp_plan_keep_all(const rk_dp_costs *c, rk_dp_plan *p, rk_error *err);
 /* sqrt(n): `segments` segments of about L/segments blocks (0: round(sqrt L)),
  * forward with option 0 keeping only segment inputs; each segment's
  * backward recomputes it with keep_all (the last segment runs keep_all
  * directly). */
-rk_status rk_dp_plan_sqrt(const rk_dp_costs *c, int segments, rk_dp_plan *p, rk_error *err);
+RK_API rk_status rk_dp_plan_sqrt(const rk_dp_costs *c, int segments, rk_dp_plan *p, rk_error *err);
 /* Recompute-everything: keep only the chain input; before each block's
  * backward, recompute from a_0 (L(L+1)/2 block forwards). */
-rk_status rk_dp_plan_recompute_all(const rk_dp_costs *c, rk_dp_plan *p, rk_error *err);
+RK_API rk_status rk_dp_plan_recompute_all(const rk_dp_costs *c, rk_dp_plan *p, rk_error *err);
 
 /* Expand a plan into a chain-level schedule: MARK ops (FWD_BEGIN/FWD_END/
  * BWD_BEGIN/BWD_END, `option` = the option index, 0 for a forward without
  * saving), the option's ops with `block` set, forgets of the case-2
  * activations, and the last block's loss between its fwd and bwd.  Sets
  * predicted_peak / predicted_time from rk_dp_plan_evaluate. */
-rk_status rk_dp_plan_build(const rk_chain *ch, const rk_dp_options *o, const rk_dp_costs *c,
+RK_API rk_status rk_dp_plan_build(const rk_chain *ch, const rk_dp_options *o, const rk_dp_costs *c,
                            const rk_dp_plan *p, rk_schedule *s, rk_error *err);
 
 /* ------------------------------------------------------------ the DP */
@@ -182,7 +182,7 @@ typedef struct {
                        despite the slot rounding */
 } rk_dp_params;
 
-void rk_dp_params_default(rk_dp_params *p);
+RK_API void rk_dp_params_default(rk_dp_params *p);
 
 /* The filled table (opaque). */
 typedef struct rk_dp_table rk_dp_table;
@@ -190,28 +190,28 @@ typedef struct rk_dp_table rk_dp_table;
 /* Fill Opt(s, t, m) for all 0 <= s < t <= L, 0 <= m <= M.  An infeasible
  * budget is not an error: rk_dp_table_feasible() says so (and nothing is
  * filled).  c is kept by pointer: it must outlive the table. */
-rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_params *p, rk_dp_table **out,
+RK_API rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_params *p, rk_dp_table **out,
                            rk_error *err);
-void rk_dp_table_free(rk_dp_table *t);
-int rk_dp_table_feasible(const rk_dp_table *t);
-double rk_dp_table_time(const rk_dp_table *t);      /* Opt(0, L, M); INFINITY if infeasible */
-size_t rk_dp_table_bytes(const rk_dp_table *t);     /* memory held by the table */
-int64_t rk_dp_table_unit(const rk_dp_table *t);     /* bytes per slot */
-int rk_dp_table_slots(const rk_dp_table *t);        /* M */
+RK_API void rk_dp_table_free(rk_dp_table *t);
+RK_API int rk_dp_table_feasible(const rk_dp_table *t);
+RK_API double rk_dp_table_time(const rk_dp_table *t);      /* Opt(0, L, M); INFINITY if infeasible */
+RK_API size_t rk_dp_table_bytes(const rk_dp_table *t);     /* memory held by the table */
+RK_API int64_t rk_dp_table_unit(const rk_dp_table *t);     /* bytes per slot */
+RK_API int rk_dp_table_slots(const rk_dp_table *t);        /* M */
 /* Opt(s, t, m) and its decision code (0 = infeasible).  A table whose top
  * cell is infeasible holds no cells: INFINITY / 0 everywhere. */
-double rk_dp_table_opt(const rk_dp_table *t, int s, int t_, int m);
-int rk_dp_table_decision(const rk_dp_table *t, int s, int t_, int m);
+RK_API double rk_dp_table_opt(const rk_dp_table *t, int s, int t_, int m);
+RK_API int rk_dp_table_decision(const rk_dp_table *t, int s, int t_, int m);
 /* rk-Rotor-Build: the plan of the optimum (RK_EINFEASIBLE if none; on any
  * error p holds nothing to free). */
-rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err);
+RK_API rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err);
 
 /* Smallest memory the plan family needs, exact bytes (no slots). */
-int64_t rk_dp_min_memory(const rk_dp_costs *c);
+RK_API int64_t rk_dp_min_memory(const rk_dp_costs *c);
 /* Smallest budget for which the table with `slots` slots is feasible (found
  * from the exact minimum and a bisection over budgets; the result is checked
  * feasible). */
-rk_status rk_dp_min_budget(const rk_dp_costs *c, int slots, int64_t *out, rk_error *err);
+RK_API rk_status rk_dp_min_budget(const rk_dp_costs *c, int slots, int64_t *out, rk_error *err);
 
 /* ------------------------------------------------------- algorithms */
 
@@ -223,10 +223,10 @@ typedef enum {
     RK_DP_RECOMPUTE_ALL   /* store nothing, recompute from the input */
 } rk_dp_algo;
 
-const char *rk_dp_algo_name(rk_dp_algo a);
+RK_API const char *rk_dp_algo_name(rk_dp_algo a);
 /* "rockmate", "rotor", "sqrt", "none" (= keep-all), "keep-all",
  * "recompute-all"; -1 if unknown. */
-int rk_dp_algo_parse(const char *name);
+RK_API int rk_dp_algo_parse(const char *name);
 
 typedef struct {
     int feasible;
@@ -245,10 +245,10 @@ typedef struct {
  * algorithms (rockmate: every option of c; rotor: only option 0 and each
  * class's keep_all, the plan's codes are indices into c), else evaluates the
  * rule plan.  Infeasible: RK_OK with res->feasible = 0 and an empty plan. */
-rk_status rk_dp_solve(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
+RK_API rk_status rk_dp_solve(const rk_dp_costs *c, rk_dp_algo algo, int64_t budget, const rk_dp_params *p,
                       rk_dp_plan *plan, rk_dp_result *res, rk_error *err);
 /* Smallest budget at which rk_dp_solve(algo) is feasible. */
-rk_status rk_dp_algo_min_budget(const rk_dp_costs *c, rk_dp_algo algo, const rk_dp_params *p, int64_t *out,
+RK_API rk_status rk_dp_algo_min_budget(const rk_dp_costs *c, rk_dp_algo algo, const rk_dp_params *p, int64_t *out,
                                 rk_error *err);
 
 #ifdef __cplusplus

@@ -60,7 +60,7 @@ typedef struct {
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */
-rk_status rk_exec_trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st, rk_error *err);
+RK_API rk_status rk_exec_trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st, rk_error *err);
 
 typedef enum { RK_LOSS_SUM = 0, RK_LOSS_MEAN = 1 } rk_loss_kind;
 
@@ -88,11 +88,11 @@ typedef struct {
 
 /* Run schedule `s` (already validated by rk_simulate) on the model, whose
  * chain `ch` must be what rk_exec_trace produces for the same options. */
-rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+RK_API rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
                       const rk_run_options *ro, rk_run_result *res, rk_error *err);
 
 /* Nonzero when this build's libtorch has CUDA and a device is present. */
-int rk_exec_cuda_available(void);
+RK_API int rk_exec_cuda_available(void);
 
 #ifdef __cplusplus
 }

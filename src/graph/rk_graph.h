@@ -109,19 +109,19 @@ typedef struct {
 } rk_graph;
 
 /* Builder.  Nodes are appended; indices are returned (or -1 on OOM). */
-void rk_graph_init(rk_graph *g);
-void rk_graph_free(rk_graph *g);
-int rk_graph_add_data(rk_graph *g, const char *name, rk_dkind kind, int64_t size);
-int rk_graph_add_compute(rk_graph *g, const char *name, rk_ckind kind,
+RK_API void rk_graph_init(rk_graph *g);
+RK_API void rk_graph_free(rk_graph *g);
+RK_API int rk_graph_add_data(rk_graph *g, const char *name, rk_dkind kind, int64_t size);
+RK_API int rk_graph_add_compute(rk_graph *g, const char *name, rk_ckind kind,
                          double time, int64_t overhead);
-rk_status rk_graph_add_use(rk_graph *g, int c, int d, rk_edge_kind kind);
-rk_status rk_graph_add_out(rk_graph *g, int c, int d);
-rk_status rk_graph_set_target(rk_graph *g, int is_compute, int idx, const char *target);
+RK_API rk_status rk_graph_add_use(rk_graph *g, int c, int d, rk_edge_kind kind);
+RK_API rk_status rk_graph_add_out(rk_graph *g, int c, int d);
+RK_API rk_status rk_graph_set_target(rk_graph *g, int is_compute, int idx, const char *target);
 /* Declare an input (and its grad node or -1). */
-rk_status rk_graph_add_input(rk_graph *g, int d, int grad);
+RK_API rk_status rk_graph_add_input(rk_graph *g, int d, int grad);
 /* Set output, output_grad and the loss node (the loss's use/out edges are
  * added by the caller like any others). */
-void rk_graph_set_output(rk_graph *g, int output, int output_grad, int loss);
+RK_API void rk_graph_set_output(rk_graph *g, int output, int output_grad, int loss);
 
 /* Validate and compute derived fields.  `where` prefixes messages (e.g.
  * "chain.rkg: class 2").  Checks: names unique, edges in range, sizes >= 0,
@@ -129,16 +129,16 @@ void rk_graph_set_output(rk_graph *g, int output, int output_grad, int loss);
  * produces output_grad, every data node has a producer or is an input (and
  * inputs have none), acyclic, forward nodes use no grad data, backward nodes
  * produce only grads. */
-rk_status rk_graph_finalize(rk_graph *g, const char *where, rk_error *err);
+RK_API rk_status rk_graph_finalize(rk_graph *g, const char *where, rk_error *err);
 
-int rk_graph_find_compute(const rk_graph *g, const char *name); /* -1 if none */
-int rk_graph_find_data(const rk_graph *g, const char *name);
+RK_API int rk_graph_find_compute(const rk_graph *g, const char *name); /* -1 if none */
+RK_API int rk_graph_find_data(const rk_graph *g, const char *name);
 /* Deep copy (finalized if src is). */
-rk_status rk_graph_copy(rk_graph *dst, const rk_graph *src);
+RK_API rk_status rk_graph_copy(rk_graph *dst, const rk_graph *src);
 
-const char *rk_ckind_name(rk_ckind k);
-const char *rk_dkind_name(rk_dkind k);
-const char *rk_edge_kind_name(rk_edge_kind k);
+RK_API const char *rk_ckind_name(rk_ckind k);
+RK_API const char *rk_dkind_name(rk_dkind k);
+RK_API const char *rk_edge_kind_name(rk_edge_kind k);
 
 /* --------------------------------------------------------------- chain */
 
@@ -156,17 +156,17 @@ typedef struct {
     char *device;         /* "cpu", "cuda", ... may be NULL */
 } rk_chain;
 
-void rk_chain_init(rk_chain *ch);
-void rk_chain_free(rk_chain *ch);
+RK_API void rk_chain_init(rk_chain *ch);
+RK_API void rk_chain_free(rk_chain *ch);
 /* Append a class (takes ownership of *g's contents; *g is reset). */
-int rk_chain_add_class(rk_chain *ch, rk_graph *g);
-int rk_chain_add_block(rk_chain *ch, const char *name, int cls);
+RK_API int rk_chain_add_class(rk_chain *ch, rk_graph *g);
+RK_API int rk_chain_add_block(rk_chain *ch, const char *name, int cls);
 /* Validate the chain: every class finalized; at least one block; blocks
  * after the first have exactly one input, whose size equals the previous
  * block's output size and whose grad node exists (the chain must be
  * trainable through every boundary) with the size of the previous block's
  * output grad. */
-rk_status rk_chain_validate(const rk_chain *ch, const char *where, rk_error *err);
+RK_API rk_status rk_chain_validate(const rk_chain *ch, const char *where, rk_error *err);
 
 /* Whole-chain view: global numbering of compute and data nodes.
  * Global data ids: block k's local data d maps to data_base[k] + d, except
@@ -185,8 +185,8 @@ typedef struct {
     int *d_local;         /* local index in its owning block */
 } rk_chain_index;
 
-rk_status rk_chain_index_build(const rk_chain *ch, rk_chain_index *ix, rk_error *err);
-void rk_chain_index_free(rk_chain_index *ix);
+RK_API rk_status rk_chain_index_build(const rk_chain *ch, rk_chain_index *ix, rk_error *err);
+RK_API void rk_chain_index_free(rk_chain_index *ix);
 
 /* ------------------------------------------------------------ schedule */
 
@@ -219,11 +219,11 @@ typedef struct {
     double predicted_time; /* microseconds */
 } rk_schedule;
 
-void rk_schedule_init(rk_schedule *s);
-void rk_schedule_free(rk_schedule *s);
-rk_status rk_schedule_push(rk_schedule *s, rk_op_kind kind, int block, int node, int option);
-rk_status rk_schedule_append(rk_schedule *dst, const rk_schedule *src);
-void rk_schedule_set_algo(rk_schedule *s, const char *algo);
+RK_API void rk_schedule_init(rk_schedule *s);
+RK_API void rk_schedule_free(rk_schedule *s);
+RK_API rk_status rk_schedule_push(rk_schedule *s, rk_op_kind kind, int block, int node, int option);
+RK_API rk_status rk_schedule_append(rk_schedule *dst, const rk_schedule *src);
+RK_API void rk_schedule_set_algo(rk_schedule *s, const char *algo);
 
 /* ------------------------------------------------------------ file I/O */
 
@@ -232,13 +232,13 @@ void rk_schedule_set_algo(rk_schedule *s, const char *algo);
  * expected.  Writers write a temporary file in the same folder and rename
  * it, so no partial file ever appears; they refuse to write over `protect`
  * (may be NULL) when it is the same file. */
-rk_status rk_chain_read(const char *path, rk_chain *ch, rk_error *err);
-rk_status rk_chain_write(const char *path, const rk_chain *ch, rk_error *err);
-rk_status rk_schedule_read(const char *path, const rk_chain *ch, rk_schedule *s, rk_error *err);
-rk_status rk_schedule_write(const char *path, const rk_chain *ch, const rk_schedule *s, rk_error *err);
+RK_API rk_status rk_chain_read(const char *path, rk_chain *ch, rk_error *err);
+RK_API rk_status rk_chain_write(const char *path, const rk_chain *ch, rk_error *err);
+RK_API rk_status rk_schedule_read(const char *path, const rk_chain *ch, rk_schedule *s, rk_error *err);
+RK_API rk_status rk_schedule_write(const char *path, const rk_chain *ch, const rk_schedule *s, rk_error *err);
 
 /* Checkmate/Moccasin networkx node-link JSON → one-block chain. */
-rk_status rk_import_checkmate(const char *path, rk_chain *ch, rk_error *err);
+RK_API rk_status rk_import_checkmate(const char *path, rk_chain *ch, rk_error *err);
 
 /* ----------------------------------------------------------- simulator */
 
@@ -255,7 +255,7 @@ typedef struct {
 
 /* Replay a chain-level schedule.  RK_EINPUT with a message naming the op
  * index, block, node and the rule broken when the schedule is invalid. */
-rk_status rk_simulate(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, rk_error *err);
+RK_API rk_status rk_simulate(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, rk_error *err);
 
 /* Block-level replay, used for options: replay `ops` (their `block` field is
  * ignored) on graph g, continuing from state `st` (made by
@@ -273,14 +273,14 @@ typedef struct {
     double time;
 } rk_block_state;
 
-rk_status rk_block_state_init(rk_block_state *st, const rk_graph *g);
-void rk_block_state_free(rk_block_state *st);
+RK_API rk_status rk_block_state_init(rk_block_state *st, const rk_graph *g);
+RK_API void rk_block_state_free(rk_block_state *st);
 /* Reset the peak to the current live memory (to measure a phase). */
-void rk_block_state_reset_peak(rk_block_state *st);
-rk_status rk_block_replay(const rk_graph *g, rk_block_state *st, const rk_op *ops, int n_ops,
+RK_API void rk_block_state_reset_peak(rk_block_state *st);
+RK_API rk_status rk_block_replay(const rk_graph *g, rk_block_state *st, const rk_op *ops, int n_ops,
                           const char *where, rk_error *err);
 /* RK_EINPUT unless every backward node and the loss have run. */
-rk_status rk_block_check_complete(const rk_graph *g, const rk_block_state *st, const char *where, rk_error *err);
+RK_API rk_status rk_block_check_complete(const rk_graph *g, const rk_block_state *st, const char *where, rk_error *err);
 
 /* ------------------------------------------------------- block options */
 
@@ -309,20 +309,20 @@ typedef struct {
     int64_t output_size;
 } rk_option;
 
-void rk_option_free(rk_option *o);
-rk_status rk_option_copy(rk_option *dst, const rk_option *src);
+RK_API void rk_option_free(rk_option *o);
+RK_API rk_status rk_option_copy(rk_option *dst, const rk_option *src);
 /* Replay fwd then (if n_bwd > 0) loss + bwd on g, check the contract and fill
  * the statistics. */
-rk_status rk_option_evaluate(const rk_graph *g, rk_option *o, rk_error *err);
+RK_API rk_status rk_option_evaluate(const rk_graph *g, rk_option *o, rk_error *err);
 
 /* Built-in options of any block graph.  keep_all: forward in topological
  * order keeping everything; backward freeing each data as soon as no later
  * op needs it.  none: forward freeing as soon as possible, keeping only the
  * output; no bwd ops.  asap: forward and backward freeing as soon as
  * possible without recomputation, keeping only what backward needs. */
-rk_status rk_option_keep_all(const rk_graph *g, rk_option *o, rk_error *err);
-rk_status rk_option_none(const rk_graph *g, rk_option *o, rk_error *err);
-rk_status rk_option_asap(const rk_graph *g, rk_option *o, rk_error *err);
+RK_API rk_status rk_option_keep_all(const rk_graph *g, rk_option *o, rk_error *err);
+RK_API rk_status rk_option_none(const rk_graph *g, rk_option *o, rk_error *err);
+RK_API rk_status rk_option_asap(const rk_graph *g, rk_option *o, rk_error *err);
 
 /* ----------------------------------------------- baseline chain schedules */
 
@@ -330,11 +330,11 @@ rk_status rk_option_asap(const rk_graph *g, rk_option *o, rk_error *err);
  * used it (maximum peak, no recomputation).  free-asap: every node once, each
  * data forgotten right after its last use (minimum peak without
  * recomputation). */
-rk_status rk_schedule_keep_all(const rk_chain *ch, rk_schedule *s, rk_error *err);
-rk_status rk_schedule_free_asap(const rk_chain *ch, rk_schedule *s, rk_error *err);
+RK_API rk_status rk_schedule_keep_all(const rk_chain *ch, rk_schedule *s, rk_error *err);
+RK_API rk_status rk_schedule_free_asap(const rk_chain *ch, rk_schedule *s, rk_error *err);
 
 /* Sum of every compute node's time once (no recomputation), microseconds. */
-double rk_chain_baseline_time(const rk_chain *ch);
+RK_API double rk_chain_baseline_time(const rk_chain *ch);
 
 /* ------------------------------------------- graphs from op descriptions */
 
@@ -357,14 +357,14 @@ typedef struct {
 /* Build a finalized block graph: one input of `input_size` bytes (with a
  * grad node when input_has_grad), nodes named "<name>" (data), "fwd_<name>",
  * "bwd_<name>", "<name>.grad", "<name>.phantom"; the loss is "loss". */
-rk_status rk_graph_from_specs(rk_graph *g, int64_t input_size, int input_has_grad, const rk_op_spec *ops, int n,
+RK_API rk_status rk_graph_from_specs(rk_graph *g, int64_t input_size, int input_has_grad, const rk_op_spec *ops, int n,
                               rk_error *err);
 
 /* The built-in example: a GPT-like chain (embedding block, then per layer an
  * attention block and an MLP block, then a head block) with sizes for
  * `batch` x `seq` tokens of width `width` in float32 and times in
  * microseconds modelled on a CPU. */
-rk_status rk_chain_example(rk_chain *ch, int layers, int batch, int seq, int width, rk_error *err);
+RK_API rk_status rk_chain_example(rk_chain *ch, int layers, int batch, int seq, int width, rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -91,7 +91,7 @@ void bb_note_pruned(bb_ctx *c, double bound) {
 void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub) {
     for (int j = 0; j < c->n; j++) {
         if (lb[j] != c->slb[j] || ub[j] != c->sub[j]) {
-            rk_simplex_set_col_bounds(c->lps, j, lb[j], ub[j]);
+            spx_set_col_bounds(c->lps, j, lb[j], ub[j]);
             c->slb[j] = lb[j];
             c->sub[j] = ub[j];
         }
@@ -99,8 +99,8 @@ void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub) {
 }
 
 rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
-    rk_simplex_opts o;
-    rk_simplex_opts_default(&o);
+    spx_opts o;
+    spx_opts_default(&o);
     o.iter_limit = iter_limit;
     if (c->par->time_limit > 0) {
         double left = c->par->time_limit - bb_elapsed(c);
@@ -113,28 +113,28 @@ rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
      * the incumbent whenever c0 > 0, e.g. an MPS objective-row RHS.) */
     if ((with_cutoff & BB_LP_CUTOFF) && c->has_inc) o.cutoff = bb_cutoff(c);
     o.trial = (with_cutoff & BB_LP_TRIAL) != 0;
-    return rk_simplex_solve(c->lps, &o);
+    return spx_solve(c->lps, &o);
 }
 
 void bb_read_lp(bb_ctx *c) {
-    c->z = c->sense * rk_simplex_objective(c->lps);
-    rk_simplex_get_x(c->lps, c->x);
-    rk_simplex_get_reduced_costs(c->lps, c->d);
+    c->z = c->sense * spx_objective(c->lps);
+    spx_get_x(c->lps, c->x);
+    spx_get_reduced_costs(c->lps, c->d);
     if (c->sense < 0)
         for (int j = 0; j < c->n; j++) c->d[j] = -c->d[j];
 }
 
 /* All rows basic, columns at a finite bound (or free at zero). */
 static void bb_install_slack_basis(bb_ctx *c) {
-    rk_basis b;
+    spx_basis b;
     b.n = c->n;
-    b.m = rk_simplex_num_rows(c->lps);
+    b.m = spx_num_rows(c->lps);
     b.col = malloc((size_t)(b.n ? b.n : 1));
     b.row = calloc((size_t)(b.m ? b.m : 1), 1);
     if (b.col && b.row) {
         for (int j = 0; j < b.n; j++)
             b.col[j] = (signed char)(c->slb[j] != -INFINITY ? 1 : c->sub[j] != INFINITY ? 2 : 3);
-        rk_simplex_set_basis(c->lps, &b);
+        spx_set_basis(c->lps, &b);
     }
     free(b.col);
     free(b.row);
@@ -173,7 +173,7 @@ static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
 
 rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub) {
     const rk_lp *lp = c->lp;
-    return rk_lp_assemble(lp, c->n, NULL, lp->obj, lb, ub, c->m, NULL, lp->row_lb, lp->row_ub, c->row_start, c->row_idx,
+    return lp_assemble(lp, c->n, NULL, lp->obj, lb, ub, c->m, NULL, lp->row_lb, lp->row_ub, c->row_start, c->row_idx,
                           c->row_val);
 }
 
@@ -189,7 +189,7 @@ static int bb_count_fractional(const bb_ctx *c) {
 
 /* Make an open node from the current local bounds with one extra change. */
 static int bb_make_node(bb_ctx *c, bb_node *nd, int col, int dir, double val, double bound, int depth,
-                        const rk_basis *basis) {
+                        const spx_basis *basis) {
     memset(nd, 0, sizeof *nd);
     int k = 0;
     for (int j = 0; j < c->n; j++)
@@ -238,12 +238,12 @@ static void bb_load_node(bb_ctx *c, const bb_node *nd) {
         if (nd->chg[k].ub < c->lub[j]) c->lub[j] = nd->chg[k].ub;
     }
     if (nd->basis) {
-        rk_basis b;
+        spx_basis b;
         b.n = c->n;
         b.m = c->mm;
         b.col = nd->basis;
         b.row = nd->basis + c->n;
-        if (b.m == rk_simplex_num_rows(c->lps)) rk_simplex_set_basis(c->lps, &b);
+        if (b.m == spx_num_rows(c->lps)) spx_set_basis(c->lps, &b);
     }
 }
 
@@ -441,16 +441,16 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             return BB_FAIL;
         }
         /* queue the other child with this node's basis */
-        rk_basis b = {0};
-        int have_b = rk_simplex_get_basis(c->lps, &b) == RK_OK;
+        spx_basis b = {0};
+        int have_b = spx_get_basis(c->lps, &b) == RK_OK;
         bb_node other;
         if (bb_make_node(c, &other, j, !up, c->x[j], *node_bound, depth + 1, have_b ? &b : NULL) ||
             bb_queue_push(&c->q, &other)) {
-            if (have_b) rk_basis_free(&b);
+            if (have_b) spx_basis_free(&b);
             rk_fail(c->err, RK_ENOMEM, "branch-and-bound: out of memory");
             return BB_FAIL;
         }
-        if (have_b) rk_basis_free(&b);
+        if (have_b) spx_basis_free(&b);
         memset(child, 0, sizeof *child);
         child->bound = *node_bound;
         child->depth = depth + 1;
@@ -495,8 +495,8 @@ static void bb_ctx_free(bb_ctx *c) {
     free(c->prop_inq);
     bb_queue_free(&c->q);
     bb_debug_free(c);
-    rk_simplex_state_free(c->sb_state);
-    if (c->lps) rk_simplex_free(c->lps);
+    spx_state_free(c->sb_state);
+    if (c->lps) spx_free(c->lps);
 }
 
 static int bb_is_integral(double v) { return !isfinite(v) || v == floor(v); }
@@ -567,7 +567,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->q.floor = -INFINITY;
     c->sense = lp->maximize ? -1.0 : 1.0;
     c->prune_min = INFINITY;
-    if (rk_lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
+    if (lp_matrix(lp, &c->A)) return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     int n = c->n, m = c->m;
     size_t nn = (size_t)(n ? n : 1), mn = (size_t)(m ? m : 1), big = nn > mn ? nn : mn;
     c->row_start = calloc(mn + 1, sizeof *c->row_start);
@@ -600,7 +600,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
         !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
         !c->prop_queue || !c->prop_inq)
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
-    if (rk_csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
+    if (csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     const rk_milp_pseudocosts *pc = p->pseudocosts;
     c->reliable = p->pseudocost_branching ? 0 : p->sb_reliability > 0 ? p->sb_reliability : BB_RELIABLE;
@@ -634,7 +634,7 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
 static void bb_fill_result(bb_ctx *c, rk_milp_result *res, rk_milp_status st, double bound_min) {
     res->status = st;
     res->nodes = c->nodes;
-    res->iterations = c->lp_iter_base + (c->lps ? rk_simplex_iterations(c->lps) : 0);
+    res->iterations = c->lp_iter_base + (c->lps ? spx_iterations(c->lps) : 0);
     res->time_s = bb_elapsed(c);
     res->n = c->n;
     if (c->has_inc) {
@@ -809,7 +809,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
  * (undecided); the caller's limits hold. */
 static rk_status bb_feasibility(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_milp_status *st) {
     double *zero = calloc((size_t)(lp->n ? lp->n : 1), sizeof *zero);
-    rk_lp *f = zero ? rk_lp_assemble(lp, lp->n, NULL, zero, lp->col_lb, lp->col_ub, lp->m, NULL, lp->row_lb,
+    rk_lp *f = zero ? lp_assemble(lp, lp->n, NULL, zero, lp->col_lb, lp->col_ub, lp->m, NULL, lp->row_lb,
                                      lp->row_ub, c->row_start, c->row_idx, c->row_val)
                     : NULL;
     free(zero);
@@ -843,7 +843,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     }
     memset(res, 0, sizeof *res);
     res->n = lp->n;
-    if (p->lp_only || rk_lp_num_integers(lp) == 0) return rk_lp_solve_relaxation(lp, p, res, err);
+    if (p->lp_only || rk_lp_num_integers(lp) == 0) return lp_solve_relaxation(lp, p, res, err);
 
     bb_ctx c;
     rk_status rs = bb_ctx_init(&c, lp, p, err);
@@ -881,12 +881,12 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     }
     if (c.dbg_failed) goto debug_failed;
 
-    c.lps = rk_simplex_new(lp, err);
+    c.lps = spx_new(lp, err);
     if (!c.lps) {
         bb_ctx_free(&c);
         return RK_EFAIL;
     }
-    rk_simplex_set_seed(c.lps, p->seed);
+    spx_set_seed(c.lps, p->seed);
     memcpy(c.llb, c.glb, (size_t)n * sizeof(double));
     memcpy(c.lub, c.gub, (size_t)n * sizeof(double));
 
@@ -934,7 +934,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             char step[64] = "";
             if (c.obj_step > 0) snprintf(step, sizeof step, ", objective in steps of %g", c.obj_step);
             rk_log_printf(&p->log, RK_LOG_INFO, "milp: %d rows, %d columns (%d integer)%s; root LP %.10g, %ld iterations, %.2f s", c.m,
-                    c.n, c.n_int, step, c.sense * c.z, rk_simplex_iterations(c.lps), bb_elapsed(&c));
+                    c.n, c.n_int, step, c.sense * c.z, spx_iterations(c.lps), bb_elapsed(&c));
         }
     }
     /* cuts at the root */
@@ -1017,8 +1017,8 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         }
         if (!plunge) {
             bb_node back;
-            rk_basis b = {0};
-            int have_b = rk_simplex_get_basis(c.lps, &b) == RK_OK;
+            spx_basis b = {0};
+            int have_b = spx_get_basis(c.lps, &b) == RK_OK;
             /* the child's bounds are in llb/lub already: no extra change */
             if (bb_make_node(&c, &back, -1, 0, 0, cur_bound, info.depth, have_b ? &b : NULL) == 0) {
                 back.branch_col = info.branch_col;
@@ -1027,7 +1027,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
                 back.frac = info.frac;
                 bb_queue_push(&c.q, &back);
             }
-            if (have_b) rk_basis_free(&b);
+            if (have_b) spx_basis_free(&b);
             have_node = 0;
         }
     }

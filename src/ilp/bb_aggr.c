@@ -49,7 +49,7 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
     long *rs;
     int *ri;
     double *rv;
-    if (rk_lp_rowwise(lp, &rs, &ri, &rv)) return -1;
+    if (lp_rowwise(lp, &rs, &ri, &rv)) return -1;
     long nnz = rs[m];
     int *par = malloc((size_t)(n ? n : 1) * sizeof *par), *map = malloc((size_t)(n ? n : 1) * sizeof *map);
     int fail = !par || !map;
@@ -128,7 +128,7 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
             acc[c] += rv[p];
             if (acc[c] == 0) acc[c] = 0x1p-1074; /* keep it listed; cleared below */
         }
-        rk_sort_ints(cols, nc);
+        sort_ints(cols, nc);
         long at = ks[nk];
         for (int q = 0; q < nc; q++) {
             double v = acc[cols[q]];
@@ -174,7 +174,7 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map_out) {
         int *rep = cols; /* n_red entries, free again */
         for (int j = 0; j < n; j++)
             if (aggr_find(par, j) == j) rep[map[j]] = j;
-        cp = rk_lp_assemble(lp, n_red, rep, obj, lb, ub, nk, korig, klb, kub, ks, kc, kv);
+        cp = lp_assemble(lp, n_red, rep, obj, lb, ub, nk, korig, klb, kub, ks, kc, kv);
         fail = !cp;
     }
     free(rs);

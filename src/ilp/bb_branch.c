@@ -47,23 +47,23 @@ static int bb_cand_cmp(const void *a, const void *b) {
 
 /* Solve one strong-branching child: returns 1 if infeasible / cut off, else
  * 0 with *zc its value (a valid bound only if optimal: *exact). */
-static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const rk_simplex_state *saved,
+static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const spx_state *saved,
                            double *zc, int *exact) {
     double olb = c->llb[j], oub = c->lub[j];
     double nlb = olb, nub = oub;
     if (dir) nlb = ceil(xj);
     else nub = floor(xj);
-    rk_simplex_set_col_bounds(c->lps, j, nlb, nub);
+    spx_set_col_bounds(c->lps, j, nlb, nub);
     c->slb[j] = nlb;
     c->sub[j] = nub;
-    long it0 = rk_simplex_iterations(c->lps);
+    long it0 = spx_iterations(c->lps);
     rk_lp_status st = bb_solve_lp(c, iters, BB_LP_CUTOFF | BB_LP_TRIAL);
-    c->it_sb += rk_simplex_iterations(c->lps) - it0;
+    c->it_sb += spx_iterations(c->lps) - it0;
     int inf = 0;
     *exact = 0;
     if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) inf = 1;
     else if (st == RK_LP_OPTIMAL || st == RK_LP_ITER_LIMIT) {
-        double z = c->sense * rk_simplex_objective(c->lps);
+        double z = c->sense * spx_objective(c->lps);
         *zc = z;
         *exact = st == RK_LP_OPTIMAL;
         if (*exact && z >= bb_cutoff(c)) inf = 1;
@@ -71,7 +71,7 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
         *zc = c->z;
     }
     /* back to the node's LP: bounds, basis, solution and factors */
-    rk_simplex_state_restore(c->lps, saved);
+    spx_state_restore(c->lps, saved);
     c->slb[j] = olb;
     c->sub[j] = oub;
     return inf;
@@ -118,7 +118,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
     double best_score = -1;
     int tightened = 0;
     int sb_done = 0, no_improve = 0;
-    rk_simplex_state *saved = NULL;
+    spx_state *saved = NULL;
     int have_basis = 0;
     int max_cands = depth < 10 ? BB_SB_MAX_CANDS : BB_SB_MAX_CANDS / 2;
     if (c->par->sb_max_candidates > 0) max_cands = c->par->sb_max_candidates;
@@ -132,7 +132,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
         double s;
         if (!reliable && sb_done < max_cands && no_improve < BB_SB_LOOKAHEAD && !bb_time_up(c)) {
             if (!have_basis) {
-                saved = rk_simplex_state_save(c->lps, c->sb_state);
+                saved = spx_state_save(c->lps, c->sb_state);
                 if (!saved) break;
                 c->sb_state = saved;
                 have_basis = 1;

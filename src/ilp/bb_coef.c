@@ -103,7 +103,7 @@ int bb_tighten_coefs(const rk_lp *lp, rk_lp **out) {
     long *rs;
     int *ri;
     double *rv;
-    if (rk_lp_rowwise(lp, &rs, &ri, &rv)) return -1;
+    if (lp_rowwise(lp, &rs, &ri, &rv)) return -1;
     double *lb = malloc((size_t)(n ? n : 1) * sizeof *lb), *ub = malloc((size_t)(n ? n : 1) * sizeof *ub);
     double *rlb = malloc((size_t)(m ? m : 1) * sizeof *rlb), *rub = malloc((size_t)(m ? m : 1) * sizeof *rub);
     int ok = lb && ub && rlb && rub, changed = 0;
@@ -166,7 +166,7 @@ int bb_tighten_coefs(const rk_lp *lp, rk_lp **out) {
     }
     rk_lp *cp = NULL;
     if (ok && changed) {
-        cp = rk_lp_assemble(lp, n, NULL, lp->obj, lp->col_lb, lp->col_ub, m, NULL, rlb, rub, rs, ri, rv);
+        cp = lp_assemble(lp, n, NULL, lp->obj, lp->col_lb, lp->col_ub, m, NULL, rlb, rub, rs, ri, rv);
         if (!cp) changed = -1;
     }
     if (!lb || !ub || !rlb || !rub) changed = -1;

@@ -10,11 +10,11 @@
  *    over the nonbasic columns and slacks shifted to their global bounds is
  *    written back in the structural columns;
  *  - lifted knapsack covers from the model rows over binaries (bb_cover.c).
- * Cuts go to the simplex with rk_simplex_add_rows; safeguards on
+ * Cuts go to the simplex with spx_add_rows; safeguards on
  * fractionality, dynamism, density, violation and efficacy; up to
  * CUT_PER_ROUND cuts a round (all fractional rows: few cuts a round stall
  * far below the bound many cuts reach); after each round the cuts that have
- * been slack for CUT_MAX_AGE rounds leave the LP (rk_simplex_remove_rows),
+ * been slack for CUT_MAX_AGE rounds leave the LP (spx_remove_rows),
  * so rounds can go on without the LP growing; rounds stop when the bound
  * stalls or after CUT_MAX_ROUNDS (later rounds lift the bound by little and
  * cost a re-solve each, docs/ilp.md); at the end only the binding cuts stay
@@ -179,7 +179,7 @@ static int bb_cuts_to_lp(bb_ctx *c, bb_cutpool *P, const bb_cutpool *R, const ch
     if (!st32) return 0;
     int added = 0;
     for (int k = 0; k <= R->nc; k++) st32[k] = (int)R->start[k];
-    if (rk_simplex_add_rows(c->lps, R->nc, R->lb, R->ub, st32, R->idx, R->val) == RK_OK) {
+    if (spx_add_rows(c->lps, R->nc, R->lb, R->ub, st32, R->idx, R->val) == RK_OK) {
         for (int k = 0; k < R->nc; k++)
             bb_cutpool_add(P, (int)(R->start[k + 1] - R->start[k]), R->idx + R->start[k], R->val + R->start[k],
                            R->lb[k], R->ub[k]);
@@ -219,7 +219,7 @@ static void bb_cutlp_axpy(const bb_ctx *c, const bb_cutpool *P, int i, double f,
  * over the marks when the list is dense, else by sorting it. */
 static void bb_sort_marked(int *list, int len, const char *mark, int n) {
     if ((long)len * 16 < n) {
-        rk_sort_ints(list, len);
+        sort_ints(list, len);
         return;
     }
     int k = 0;
@@ -234,9 +234,9 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     bb_cutlp L;
     if (bb_cutlp_build(c, P, &L)) { bb_cutlp_free(&L); return -1; }
     int m = L.m;
-    if (m != rk_simplex_num_rows(c->lps) || m == 0) { bb_cutlp_free(&L); return -1; }
-    rk_basis B = {0};
-    if (rk_simplex_get_basis(c->lps, &B) != RK_OK) { bb_cutlp_free(&L); return -1; }
+    if (m != spx_num_rows(c->lps) || m == 0) { bb_cutlp_free(&L); return -1; }
+    spx_basis B = {0};
+    if (spx_get_basis(c->lps, &B) != RK_OK) { bb_cutlp_free(&L); return -1; }
     double *act = malloc((size_t)m * sizeof *act);
     int *head = malloc((size_t)m * sizeof *head);       /* position -> variable (j < n, or n + i) */
     long *bs = malloc((size_t)(m + 1) * sizeof *bs);
@@ -259,14 +259,14 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     double *cut_val = malloc((size_t)n * sizeof *cut_val);
     int *cand = malloc((size_t)m * sizeof *cand);
     double *cand_score = malloc((size_t)m * sizeof *cand_score);
-    rk_lu *lu = rk_lu_new();
+    lu_factors *lu = lu_new();
     int added = -1;
     int nb = 0;
     if (!act || !head || !bs || !bi || !bv || !bad_pos || !bad_row || !y || !abar || !cut || !cut_idx || !cut_val ||
         !cand || !cand_score || !lu || !ylist || !alist || !clist || !amark || !cmark)
         goto done;
     memset(abar, 0, (size_t)n * sizeof *abar);
-    rk_simplex_get_row_activity(c->lps, act);
+    spx_get_row_activity(c->lps, act);
     /* basis matrix: structural columns of [A; cuts], slack of row i = -e_i */
     long w = 0;
     bs[0] = 0;
@@ -286,7 +286,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         bs[nb] = w;
     }
     if (nb != m) goto done;
-    if (rk_lu_factor(lu, m, bs, bi, bv, bad_pos, bad_row) != 0) goto done;
+    if (lu_factor(lu, m, bs, bi, bv, bad_pos, bad_row) != 0) goto done;
     /* candidates: basic integer columns with a fractional value, most
      * fractional first */
     int ncand = 0;
@@ -327,7 +327,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         alen = clen = 0;
         for (int i = 0; i < m; i++) y[i] = 0;
         y[p] = 1.0;
-        rk_lu_btran_unit(lu, y, p); /* row p of B^-1, indexed by row */
+        lu_btran_unit(lu, y, p); /* row p of B^-1, indexed by row */
         int ny = 0;
         for (int i = 0; i < m; i++) {
             ylist[ny] = i;
@@ -436,7 +436,7 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     added = bb_cuts_to_lp(c, P, &R, "Gomory mixed-integer cut");
     bb_cutpool_free(&R);
 done:
-    rk_basis_free(&B);
+    spx_basis_free(&B);
     free(act);
     free(head);
     free(bs);
@@ -456,7 +456,7 @@ done:
     free(cut_val);
     free(cand);
     free(cand_score);
-    if (lu) rk_lu_free(lu);
+    if (lu) lu_free(lu);
     bb_cutlp_free(&L);
     return added;
 }
@@ -864,13 +864,13 @@ static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     W.vub_u = malloc((size_t)n * sizeof *W.vub_u);
     int *idx = malloc((size_t)n * sizeof *idx);
     double *val = malloc((size_t)n * sizeof *val);
-    double *act = malloc((size_t)(rk_simplex_num_rows(c->lps) + 1) * sizeof *act);
+    double *act = malloc((size_t)(spx_num_rows(c->lps) + 1) * sizeof *act);
     bb_found F = {0};
     int added = -1;
     if (!g.a || !g.nz || !g.in_nz || !g.used || !W.w || !W.sx || !W.h || !W.list || !W.mark || !W.vub_y ||
         !W.vub_u || !idx || !val || !act)
         goto done;
-    rk_simplex_get_row_activity(c->lps, act);
+    spx_get_row_activity(c->lps, act);
     bb_find_vubs(c, &W);
     for (int i0 = 0; i0 < m; i0++) {
         /* rows with an integer column, or a continuous one with a variable
@@ -950,14 +950,14 @@ done:
 /* Drop from the simplex the cuts that have been slack (basic logical) for
  * more than max_age rounds: inactive rows only slow the LPs (and, between
  * rounds, the next round's factorization).  Their logicals are basic, so the
- * basis of the other rows stays optimal (rk_simplex_remove_rows).  The pool
+ * basis of the other rows stays optimal (spx_remove_rows).  The pool
  * is compacted the same way, so it keeps describing the simplex's cut rows.
  * Returns the number of cuts dropped. */
 static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
     int m = c->m;
-    rk_basis B = {0};
-    if (P->nc == 0 || rk_simplex_get_basis(c->lps, &B) != RK_OK) return 0;
-    if (B.m != m + P->nc) { rk_basis_free(&B); return 0; }
+    spx_basis B = {0};
+    if (P->nc == 0 || spx_get_basis(c->lps, &B) != RK_OK) return 0;
+    if (B.m != m + P->nc) { spx_basis_free(&B); return 0; }
     char *drop = calloc((size_t)B.m, 1);
     int keep = 0;
     for (int k = 0; k < P->nc; k++) {
@@ -965,13 +965,13 @@ static int bb_purge_cuts(bb_ctx *c, bb_cutpool *P, int max_age) {
         if (P->age[k] <= max_age) keep++;
         else if (drop) drop[m + k] = 1;
     }
-    rk_basis_free(&B);
-    if (keep == P->nc || !drop || rk_simplex_remove_rows(c->lps, drop) != RK_OK) {
+    spx_basis_free(&B);
+    if (keep == P->nc || !drop || spx_remove_rows(c->lps, drop) != RK_OK) {
         free(drop);
         return 0;
     }
     free(drop);
-    c->mm = rk_simplex_num_rows(c->lps);
+    c->mm = spx_num_rows(c->lps);
     if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
     /* compact the pool to the rows kept */
     int w = 0;
@@ -1029,14 +1029,14 @@ int bb_root_cuts(bb_ctx *c) {
         if (k3 > 0) k1 += k3;
         int k = k1;
         {
-            c->mm = rk_simplex_num_rows(c->lps);
+            c->mm = spx_num_rows(c->lps);
             if (k1 > 0 && bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
             int k2 = bb_gmi_round(c, &P, per);
             if (k2 > 0) k += k2;
         }
         if (k <= 0) break;
         total += k;
-        c->mm = rk_simplex_num_rows(c->lps);
+        c->mm = spx_num_rows(c->lps);
         rk_lp_status st = bb_solve_lp(c, 0, 0);
         if (st != RK_LP_OPTIMAL) {
             /* should not happen (cuts are valid): give up cutting and
@@ -1047,7 +1047,7 @@ int bb_root_cuts(bb_ctx *c) {
         /* drop the cuts that went slack: the next round factors a smaller
          * basis and the bound is carried by the binding ones */
         if (max_age >= 0) bb_purge_cuts(c, &P, max_age);
-        c->mm = rk_simplex_num_rows(c->lps);
+        c->mm = spx_num_rows(c->lps);
         double gain = c->z - last;
         last = c->z;
         if (c->par->verbose > 1)
@@ -1060,7 +1060,7 @@ int bb_root_cuts(bb_ctx *c) {
         }
     }
     bb_purge_cuts(c, &P, 0);
-    c->mm = rk_simplex_num_rows(c->lps);
+    c->mm = spx_num_rows(c->lps);
     if (c->par->verbose && total)
         rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s", total,
                 c->mm - c->m, c->sense * z0, c->sense * c->z, bb_elapsed(c));

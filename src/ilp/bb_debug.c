@@ -41,8 +41,8 @@ int bb_debug_lp_check(const rk_lp *lp, const double *x, char *msg, size_t cap) {
             return 1;
         }
     }
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) {
+    lp_csc A;
+    if (lp_matrix(lp, &A)) {
         snprintf(msg, cap, "out of memory");
         return -1;
     }

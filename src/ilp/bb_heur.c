@@ -56,19 +56,19 @@ int bb_check_solution(const bb_ctx *c, double *x, double *z) {
 static rk_lp_status bb_solve_unscaled(bb_ctx *c, const double *lb, const double *ub, double *out, double *z) {
     rk_lp *sub = bb_model_copy(c, lb, ub);
     rk_error e;
-    rk_simplex *s = sub ? rk_simplex_new_unscaled(sub, &e) : NULL;
+    spx *s = sub ? spx_new_unscaled(sub, &e) : NULL;
     rk_lp_status st = RK_LP_ERROR;
     if (s) {
-        rk_simplex_opts o;
-        rk_simplex_opts_default(&o);
+        spx_opts o;
+        spx_opts_default(&o);
         if (c->par->time_limit > 0) o.time_limit = fmax(c->par->time_limit - bb_elapsed(c), 1e-3);
-        st = rk_simplex_solve(s, &o);
+        st = spx_solve(s, &o);
         if (st == RK_LP_OPTIMAL) {
-            rk_simplex_get_x(s, out);
-            if (z) *z = c->sense * rk_simplex_objective(s);
+            spx_get_x(s, out);
+            if (z) *z = c->sense * spx_objective(s);
         }
-        c->lp_iter_base += rk_simplex_iterations(s);
-        rk_simplex_free(s);
+        c->lp_iter_base += spx_iterations(s);
+        spx_free(s);
     }
     rk_lp_free(sub);
     return st;
@@ -155,12 +155,12 @@ int bb_offer_solution(bb_ctx *c, const double *x, const char *source) {
 int bb_polish_solution(bb_ctx *c, const double *x) {
     int n = c->n;
     if (c->n_int == n) return 0; /* nothing continuous to repair */
-    rk_basis saved = {0};
+    spx_basis saved = {0};
     double *flb = malloc((size_t)n * sizeof *flb), *fub = malloc((size_t)n * sizeof *fub);
     double *y = malloc((size_t)n * sizeof *y);
     double *keep_x = malloc((size_t)n * sizeof *keep_x), *keep_d = malloc((size_t)n * sizeof *keep_d);
     int ok = 0;
-    if (!flb || !fub || !y || !keep_x || !keep_d || rk_simplex_get_basis(c->lps, &saved) != RK_OK) goto out;
+    if (!flb || !fub || !y || !keep_x || !keep_d || spx_get_basis(c->lps, &saved) != RK_OK) goto out;
     memcpy(keep_x, c->x, (size_t)n * sizeof *keep_x);
     memcpy(keep_d, c->d, (size_t)n * sizeof *keep_d);
     double keep_z = c->z;
@@ -175,19 +175,19 @@ int bb_polish_solution(bb_ctx *c, const double *x) {
         }
     bb_apply_bounds(c, flb, fub);
     if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) {
-        rk_simplex_get_x(c->lps, y);
+        spx_get_x(c->lps, y);
         ok = bb_offer_solution(c, y, "polished");
         double zy;
         if (!ok && !bb_check_solution(c, y, &zy) && bb_solve_unscaled(c, flb, fub, y, NULL) == RK_LP_OPTIMAL)
             ok = bb_offer_solution(c, y, "polished without scaling");
     }
     bb_apply_bounds(c, c->llb, c->lub);
-    rk_simplex_set_basis(c->lps, &saved);
+    spx_set_basis(c->lps, &saved);
     memcpy(c->x, keep_x, (size_t)n * sizeof *keep_x);
     memcpy(c->d, keep_d, (size_t)n * sizeof *keep_d);
     c->z = keep_z;
 out:
-    rk_basis_free(&saved);
+    spx_basis_free(&saved);
     free(flb);
     free(fub);
     free(y);
@@ -230,8 +230,8 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
     int n = c->n;
     double *dlb = malloc((size_t)n * sizeof *dlb), *dub = malloc((size_t)n * sizeof *dub);
     double *plb = malloc((size_t)n * sizeof *plb), *pub = malloc((size_t)n * sizeof *pub);
-    rk_basis saved = {0};
-    if (!dlb || !dub || !plb || !pub || rk_simplex_get_basis(c->lps, &saved) != RK_OK) {
+    spx_basis saved = {0};
+    if (!dlb || !dub || !plb || !pub || spx_get_basis(c->lps, &saved) != RK_OK) {
         free(dlb);
         free(dub);
         free(plb);
@@ -240,7 +240,7 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
     }
     memcpy(dlb, c->llb, (size_t)n * sizeof *dlb);
     memcpy(dub, c->lub, (size_t)n * sizeof *dub);
-    long it0 = rk_simplex_iterations(c->lps);
+    long it0 = spx_iterations(c->lps);
     long budget = 2000 + 10L * (c->m + n);
     for (int depth = 0; depth < max_depth; depth++) {
         if (bb_time_up(c)) break;
@@ -298,7 +298,7 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
             else dub[best] = floor(xb);
             if (bb_propagate(c, dlb, dub, best)) continue;
             bb_apply_bounds(c, dlb, dub);
-            long left = budget - (rk_simplex_iterations(c->lps) - it0);
+            long left = budget - (spx_iterations(c->lps) - it0);
             if (left <= 0) break;
             rk_lp_status st = bb_solve_lp(c, left, 1);
             if (st == RK_LP_OPTIMAL) ok = 1;
@@ -308,10 +308,10 @@ void bb_heur_dive(bb_ctx *c, int max_depth) {
         bb_read_lp(c);
         if (c->has_inc && c->z >= bb_cutoff(c)) break;
     }
-    c->it_dive += rk_simplex_iterations(c->lps) - it0;
+    c->it_dive += spx_iterations(c->lps) - it0;
     bb_apply_bounds(c, c->llb, c->lub);
-    rk_simplex_set_basis(c->lps, &saved);
-    rk_basis_free(&saved);
+    spx_set_basis(c->lps, &saved);
+    spx_basis_free(&saved);
     free(dlb);
     free(dub);
     free(plb);

@@ -54,7 +54,7 @@ typedef struct bb_ctx {
     int n, m;
     double sense;         /* +1 min, -1 max */
     /* column-wise and row-wise matrix */
-    rk_lp_csc A;
+    lp_csc A;
     long *row_start;
     int *row_idx;
     double *row_val;
@@ -70,7 +70,7 @@ typedef struct bb_ctx {
     double *slb, *sub;    /* what the simplex currently has */
     double *row_lb, *row_ub;
     /* LP */
-    rk_simplex *lps;
+    spx *lps;
     int mm;               /* rows in the simplex (m + cuts) */
     double *x, *d, *ax;   /* LP solution, reduced costs (min form), activity */
     double z;             /* LP value, min form */
@@ -102,8 +102,8 @@ typedef struct bb_ctx {
     int prop_obj_dirty;   /* a column with a cost was tightened: objective row again */
     int probed;           /* root probing done (with an incumbent) */
     long prop_work;       /* row entries visited by propagation (a deterministic clock) */
-    rk_basis basis_tmp;
-    rk_simplex_state *sb_state; /* node LP snapshot for strong branching (reused) */
+    spx_basis basis_tmp;
+    spx_state *sb_state; /* node LP snapshot for strong branching (reused) */
     /* debug solution (bb_debug.c; dbg_x NULL when off) in this search's
      * columns, its min-form objective, whether a violation was reported
      * (c->err holds it), and whether the running propagation tracks it */

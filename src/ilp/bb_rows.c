@@ -43,7 +43,7 @@ int bb_strengthen_rows(const rk_lp *lp, rk_lp **out) {
     long *rs;
     int *ri;
     double *rv;
-    if (rk_lp_rowwise(lp, &rs, &ri, &rv)) return -1;
+    if (lp_rowwise(lp, &rs, &ri, &rv)) return -1;
     double *g = malloc((size_t)(m ? m : 1) * sizeof *g);
     int changed = 0, ok = g != NULL;
     /* the rows that change; no copy when there is none (a sub-MIP of a
@@ -73,7 +73,7 @@ int bb_strengthen_rows(const rk_lp *lp, rk_lp **out) {
     }
     rk_lp *cp = NULL;
     if (ok && changed) {
-        cp = rk_lp_assemble(lp, n, NULL, lp->obj, lp->col_lb, lp->col_ub, m, NULL, rlb, rub, rs, ri, rv);
+        cp = lp_assemble(lp, n, NULL, lp->obj, lp->col_lb, lp->col_ub, m, NULL, rlb, rub, rs, ri, rv);
         ok = cp != NULL;
     }
     free(rlb);

@@ -1,6 +1,6 @@
 /* lp.c — the LP/MILP problem builder of rk_milp.h (rk_lp_*): columns, rows,
  * coefficients kept as triplets and compressed column-wise on demand
- * (rk_lp_matrix, see lp_internal.h). */
+ * (lp_matrix, see lp_internal.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,7 @@
 
 rk_lp *rk_lp_new(void) {
     rk_lp *lp = calloc(1, sizeof *lp);
+    if (lp) omp_init_lock(&lp->csc_lock);
     return lp;
 }
 
@@ -25,6 +26,7 @@ static void drop_cache(rk_lp *lp) {
 
 void rk_lp_free(rk_lp *lp) {
     if (!lp) return;
+    omp_destroy_lock(&lp->csc_lock);
     free(lp->obj);
     free(lp->col_lb);
     free(lp->col_ub);
@@ -277,13 +279,12 @@ static int build_csc(rk_lp *lp) {
     return 0;
 }
 
-int rk_lp_matrix(const rk_lp *lp_c, rk_lp_csc *out) {
+int lp_matrix(const rk_lp *lp_c, lp_csc *out) {
     rk_lp *lp = (rk_lp *)lp_c; /* the cache is logically const */
     int rc = 0;
-#pragma omp critical(rk_lp_matrix_build)
-    {
-        if (!lp->csc_valid) rc = build_csc(lp);
-    }
+    omp_set_lock(&lp->csc_lock);
+    if (!lp->csc_valid) rc = build_csc(lp);
+    omp_unset_lock(&lp->csc_lock);
     if (rc) return -1;
     out->n = lp->n;
     out->m = lp->m;
@@ -294,7 +295,7 @@ int rk_lp_matrix(const rk_lp *lp_c, rk_lp_csc *out) {
     return 0;
 }
 
-int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
+int lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
     if (!lp->csc_valid || j < 0 || j >= lp->n) {
         *idx = NULL;
         *val = NULL;
@@ -306,17 +307,17 @@ int rk_lp_col(const rk_lp *lp, int j, const int **idx, const double **val) {
     return (int)(lp->csc_start[j + 1] - b);
 }
 
-int rk_lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv) {
-    rk_lp_csc A;
+int lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv) {
+    lp_csc A;
     *rs = NULL;
     *ri = NULL;
     *rv = NULL;
-    if (rk_lp_matrix(lp, &A)) return -1;
+    if (lp_matrix(lp, &A)) return -1;
     long nnz = A.nnz;
     *rs = malloc(((size_t)lp->m + 1) * sizeof **rs);
     *ri = malloc((size_t)(nnz ? nnz : 1) * sizeof **ri);
     *rv = malloc((size_t)(nnz ? nnz : 1) * sizeof **rv);
-    if (*rs && *ri && *rv && !rk_csc_rowwise(lp->n, lp->m, A.start, A.index, A.value, *rs, *ri, *rv)) return 0;
+    if (*rs && *ri && *rv && !csc_rowwise(lp->n, lp->m, A.start, A.index, A.value, *rs, *ri, *rv)) return 0;
     free(*rs);
     free(*ri);
     free(*rv);
@@ -326,7 +327,7 @@ int rk_lp_rowwise(const rk_lp *lp, long **rs, int **ri, double **rv) {
     return -1;
 }
 
-rk_lp *rk_lp_assemble(const rk_lp *lp, int n, const int *col_src, const double *obj, const double *lb,
+rk_lp *lp_assemble(const rk_lp *lp, int n, const int *col_src, const double *obj, const double *lb,
                       const double *ub, int m, const int *row_src, const double *rlb, const double *rub, const long *rs,
                       const int *ri, const double *rv) {
     rk_lp *cp = rk_lp_new();
@@ -404,13 +405,13 @@ static void int_sort(int *a, long n, int depth) {
     }
 }
 
-void rk_sort_ints(int *a, long n) {
+void sort_ints(int *a, long n) {
     int depth = 0;
     for (long k = n; k > 1; k >>= 1) depth += 2;
     int_sort(a, n, depth);
 }
 
-int rk_csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv) {
+int csc_rowwise(int n, int m, const long *cs, const int *ci, const double *cv, long *rs, int *ri, double *rv) {
     long *fill = malloc((size_t)(m ? m : 1) * sizeof *fill);
     if (!fill) return -1;
     memset(rs, 0, (size_t)(m + 1) * sizeof *rs);

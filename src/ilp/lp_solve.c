@@ -1,4 +1,4 @@
-/* lp_solve.c — the LP-only path of rk_milp_solve (rk_lp_solve_relaxation,
+/* lp_solve.c — the LP-only path of rk_milp_solve (lp_solve_relaxation,
  * declared in simplex.h): presolve, simplex on the reduced LP, postsolve,
  * objective recomputed on the original LP.  Integrality is ignored. */
 #include <math.h>
@@ -31,21 +31,21 @@ static rk_milp_status map_status(rk_lp_status s) {
 /* Solve lp itself (no presolve); x (n values) filled when optimal. */
 static rk_lp_status solve_plain(const rk_lp *lp, const rk_milp_params *p, double t_left, double *x,
                                 long *iters, rk_error *err) {
-    rk_simplex *s = rk_simplex_new(lp, err);
+    spx *s = spx_new(lp, err);
     if (!s) return RK_LP_ERROR;
-    rk_simplex_opts o;
-    rk_simplex_opts_default(&o);
+    spx_opts o;
+    spx_opts_default(&o);
     o.verbose = p->verbose;
     o.log = &p->log;
     o.time_limit = t_left;
-    rk_lp_status st = rk_simplex_solve(s, &o);
-    *iters += rk_simplex_iterations(s);
-    if (st == RK_LP_OPTIMAL) rk_simplex_get_x(s, x);
-    rk_simplex_free(s);
+    rk_lp_status st = spx_solve(s, &o);
+    *iters += spx_iterations(s);
+    if (st == RK_LP_OPTIMAL) spx_get_x(s, x);
+    spx_free(s);
     return st;
 }
 
-rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res,
+rk_status lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res,
                                  rk_error *err) {
     double t0 = lp_now();
     int n = lp->n;
@@ -58,10 +58,10 @@ rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_mi
     res->x = calloc((size_t)(n ? n : 1), sizeof *res->x);
     if (!res->x) return rk_fail(err, RK_ENOMEM, "lp: out of memory");
 
-    rk_presolve *pre = NULL;
+    presolve_info *pre = NULL;
     rk_lp *red = NULL;
-    rk_pre_status ps;
-    rk_status rs = rk_presolve_run(lp, &pre, &red, &ps, err);
+    pre_status ps;
+    rk_status rs = presolve_run(lp, &pre, &red, &ps, err);
     if (rs != RK_OK) return rs;
     rk_lp_status st;
     long iters = 0;
@@ -71,15 +71,15 @@ rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_mi
     } else {
         if (p->verbose)
             rk_log_printf(&p->log, RK_LOG_INFO, "presolve: removed %d of %d rows, %d of %d columns",
-                    rk_presolve_removed_rows(pre), lp->m, rk_presolve_removed_cols(pre), n);
+                    presolve_removed_rows(pre), lp->m, presolve_removed_cols(pre), n);
         double *xr = calloc((size_t)(red->n ? red->n : 1), sizeof *xr);
         if (!xr) {
-            rk_presolve_free(pre);
+            presolve_free(pre);
             rk_lp_free(red);
             return rk_fail(err, RK_ENOMEM, "lp: out of memory");
         }
         st = solve_plain(red, p, tl, xr, &iters, err);
-        if (st == RK_LP_OPTIMAL) rk_presolve_postsolve(pre, xr, res->x);
+        if (st == RK_LP_OPTIMAL) presolve_postsolve(pre, xr, res->x);
         free(xr);
         if (st == RK_LP_ERROR) {
             /* numerical trouble on the reduced LP: try the original one */
@@ -87,7 +87,7 @@ rk_status rk_lp_solve_relaxation(const rk_lp *lp, const rk_milp_params *p, rk_mi
             if (tl <= 0 || left > 0) st = solve_plain(lp, p, tl > 0 ? left : 0, res->x, &iters, err);
         }
     }
-    rk_presolve_free(pre);
+    presolve_free(pre);
     rk_lp_free(red);
     res->status = map_status(st);
     res->iterations = iters;

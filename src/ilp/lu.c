@@ -15,7 +15,7 @@
 #define LU_SEARCH 4       /* columns examined by the Markowitz search */
 #define ETA_MAX 100       /* updates before a refactorization is advised */
 
-struct rk_lu {
+struct lu_factors {
     int m, cap_m;
     /* active submatrix during factorization */
     int *rlen, *rcap, **rcol;
@@ -47,7 +47,7 @@ struct rk_lu {
     double *hw;
     char *hmark;
     int *hlist, *hstack, *hpost;
-    int *blist;                   /* rk_lu_btran_unit's nonzero positions */
+    int *blist;                   /* lu_btran_unit's nonzero positions */
     long *hptr;
     double hdens, hdens_b;        /* running mean of the reach density */
     unsigned hskip, hskip_b;
@@ -70,9 +70,9 @@ struct rk_lu {
     long lu_nnz;
 };
 
-rk_lu *rk_lu_new(void) { return calloc(1, sizeof(rk_lu)); }
+lu_factors *lu_new(void) { return calloc(1, sizeof(lu_factors)); }
 
-static void free_active(rk_lu *lu) {
+static void free_active(lu_factors *lu) {
     for (int i = 0; i < lu->cap_m; i++) {
         if (lu->rcol) free(lu->rcol[i]);
         if (lu->rval) free(lu->rval[i]);
@@ -80,7 +80,7 @@ static void free_active(rk_lu *lu) {
     }
 }
 
-void rk_lu_free(rk_lu *lu) {
+void lu_free(lu_factors *lu) {
     if (!lu) return;
     free_active(lu);
     free(lu->rlen); free(lu->rcap); free(lu->rcol); free(lu->rval);
@@ -101,7 +101,7 @@ void rk_lu_free(rk_lu *lu) {
 
 #define REALLOC(p, n) do { void *q_ = realloc((p), (size_t)(n) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
 
-static int ensure_m(rk_lu *lu, int m) {
+static int ensure_m(lu_factors *lu, int m) {
     if (m < 1) m = 1;
     if (m <= lu->cap_m) return 0;
     int old = lu->cap_m;
@@ -127,7 +127,7 @@ static int ensure_m(rk_lu *lu, int m) {
     return 0;
 }
 
-static int row_push(rk_lu *lu, int i, int c, double v) {
+static int row_push(lu_factors *lu, int i, int c, double v) {
     if (lu->rlen[i] == lu->rcap[i]) {
         int cap = lu->rcap[i] ? 2 * lu->rcap[i] : 4;
         REALLOC(lu->rcol[i], cap);
@@ -140,7 +140,7 @@ static int row_push(rk_lu *lu, int i, int c, double v) {
     return 0;
 }
 
-static int col_push(rk_lu *lu, int c, int i) {
+static int col_push(lu_factors *lu, int c, int i) {
     if (lu->clen[c] == lu->ccap[c]) {
         int cap = lu->ccap[c] ? 2 * lu->ccap[c] : 4;
         REALLOC(lu->crow[c], cap);
@@ -150,7 +150,7 @@ static int col_push(rk_lu *lu, int c, int i) {
     return 0;
 }
 
-static int row_find(const rk_lu *lu, int i, int c) {
+static int row_find(const lu_factors *lu, int i, int c) {
     const int *cc = lu->rcol[i];
     int n = lu->rlen[i];
     for (int t = 0; t < n; t++)
@@ -170,7 +170,7 @@ static void bk_remove(int *head, int *next, int *prev, int x, int cnt) {
     if (next[x] >= 0) prev[next[x]] = prev[x];
 }
 
-static int push_L(rk_lu *lu, long *nL, int i, double l) {
+static int push_L(lu_factors *lu, long *nL, int i, double l) {
     if (*nL == lu->Lcap) {
         long cap = lu->Lcap ? 2 * lu->Lcap : 1024;
         REALLOC(lu->Lidx, cap); REALLOC(lu->Lval, cap);
@@ -181,7 +181,7 @@ static int push_L(rk_lu *lu, long *nL, int i, double l) {
     (*nL)++;
     return 0;
 }
-static int push_U(rk_lu *lu, long *nU, int j, double v) {
+static int push_U(lu_factors *lu, long *nU, int j, double v) {
     if (*nU == lu->Ucap) {
         long cap = lu->Ucap ? 2 * lu->Ucap : 1024;
         REALLOC(lu->Uidx, cap); REALLOC(lu->Uval, cap);
@@ -193,7 +193,7 @@ static int push_U(rk_lu *lu, long *nU, int j, double v) {
     return 0;
 }
 
-int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const double *val,
+int lu_factor(lu_factors *lu, int m, const long *start, const int *idx, const double *val,
                  int *bad_pos, int *bad_row) {
     if (ensure_m(lu, m)) return -1;
     lu->m = m;
@@ -466,7 +466,7 @@ int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const doub
  * k -> idx[start[k]..start[k+1]), the pivots the solve touches (marked in
  * lu->hmark, listed in post-order in lu->hpost); then w is solved in reverse
  * post-order.  Returns the number of pivots in lu->hpost. */
-static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const double *val, const int *list, int nz) {
+static int u_solve_sparse(lu_factors *lu, const long *start, const int *idx, const double *val, const int *list, int nz) {
     double *w = lu->hw;
     char *mk = lu->hmark;
     int npost = 0;
@@ -514,7 +514,7 @@ static int u_solve_sparse(rk_lu *lu, const long *start, const int *idx, const do
  * count, or -1 (x untouched) when x is too dense, or when the solve's
  * results (running density *dens) have been dense lately, except every
  * 16th call (*skip counts them) to notice when they become sparse again. */
-static int sparse_gather(rk_lu *lu, double *x, const int *rank, double dens, unsigned *skip, const int *known,
+static int sparse_gather(lu_factors *lu, double *x, const int *rank, double dens, unsigned *skip, const int *known,
                          int nknown) {
     if (dens > 0.15 && (++*skip & 15) != 0) return -1;
     int m = lu->m, lim = m / 20 + 1, nz = 0;
@@ -545,7 +545,7 @@ static int sparse_gather(rk_lu *lu, double *x, const int *rank, double dens, uns
 /* The sparse solves' result: w at the pivots lu->hpost[0..npost) goes to x
  * at perm[pivot], w and the marks are cleared (their zero invariant), and the
  * result's density enters the running mean *dens. */
-static void sparse_scatter(rk_lu *lu, double *x, const int *perm, int npost, double *dens) {
+static void sparse_scatter(lu_factors *lu, double *x, const int *perm, int npost, double *dens) {
     double *w = lu->hw;
     char *mk = lu->hmark;
     for (int t = 0; t < npost; t++) {
@@ -560,7 +560,7 @@ static void sparse_scatter(rk_lu *lu, double *x, const int *perm, int npost, dou
 /* FTRAN through L and U for a sparse right-hand side (Gilbert-Peierls:
  * depth-first search for the reach in U, solve in topological order).
  * Returns 0 if x is too dense for it (x untouched). */
-static int ftran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
+static int ftran_lu_sparse(lu_factors *lu, double *x, const int *known, int nknown) {
     int nz = sparse_gather(lu, x, lu->rrank, lu->hdens, &lu->hskip, known, nknown);
     if (nz < 0) return 0;
     int *list = lu->hlist;
@@ -586,7 +586,7 @@ static int ftran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
     return 1;
 }
 
-static void ftran_etas(rk_lu *lu, double *x) {
+static void ftran_etas(lu_factors *lu, double *x) {
     for (int e = 0; e < lu->neta; e++) {
         int p = lu->eta_p[e];
         double v = x[p];
@@ -597,9 +597,9 @@ static void ftran_etas(rk_lu *lu, double *x) {
     }
 }
 
-void rk_lu_ftran(rk_lu *lu, double *x) { rk_lu_ftran_known(lu, x, NULL, -1); }
+void lu_ftran(lu_factors *lu, double *x) { lu_ftran_known(lu, x, NULL, -1); }
 
-void rk_lu_ftran_known(rk_lu *lu, double *x, const int *rows, int nrows) {
+void lu_ftran_known(lu_factors *lu, double *x, const int *rows, int nrows) {
     int m = lu->m;
     if (ftran_lu_sparse(lu, x, rows, nrows)) {
         ftran_etas(lu, x);
@@ -635,18 +635,18 @@ void rk_lu_ftran_known(rk_lu *lu, double *x, const int *rows, int nrows) {
     }
 }
 
-void rk_lu_ftran2(rk_lu *lu, double *x, double *x2) { rk_lu_ftran2_known(lu, x, NULL, -1, x2, NULL, -1); }
+void lu_ftran2(lu_factors *lu, double *x, double *x2) { lu_ftran2_known(lu, x, NULL, -1, x2, NULL, -1); }
 
-void rk_lu_ftran2_known(rk_lu *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2) {
+void lu_ftran2_known(lu_factors *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2) {
     int m = lu->m;
     if (ftran_lu_sparse(lu, x, rows, nrows)) {
         ftran_etas(lu, x);
-        rk_lu_ftran_known(lu, x2, rows2, nrows2);
+        lu_ftran_known(lu, x2, rows2, nrows2);
         return;
     }
     if (ftran_lu_sparse(lu, x2, rows2, nrows2)) {
         ftran_etas(lu, x2);
-        rk_lu_ftran(lu, x);
+        lu_ftran(lu, x);
         return;
     }
     double *w = lu->work, *w2 = lu->work2;
@@ -698,9 +698,9 @@ void rk_lu_ftran2_known(rk_lu *lu, double *x, const int *rows, int nrows, double
 
 /* BTRAN through U' and L' for a sparse right-hand side (x indexed by
  * position on entry, by row on return).  Returns 0 if too dense. */
-static void btran_lu_dense(rk_lu *lu, double *x);
+static void btran_lu_dense(lu_factors *lu, double *x);
 
-static int btran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
+static int btran_lu_sparse(lu_factors *lu, double *x, const int *known, int nknown) {
     int nz = sparse_gather(lu, x, lu->crank, lu->hdens_b, &lu->hskip_b, known, nknown);
     if (nz < 0) return 0;
     int *list = lu->hlist;
@@ -722,14 +722,14 @@ static int btran_lu_sparse(rk_lu *lu, double *x, const int *known, int nknown) {
 }
 
 /* x := E_e^-T x: the transposed solve with eta e changes x at its pivot only */
-static inline void btran_eta(const rk_lu *lu, double *x, int e) {
+static inline void btran_eta(const lu_factors *lu, double *x, int e) {
     int p = lu->eta_p[e];
     double s = x[p];
     for (long q = lu->eta_start[e]; q < lu->eta_start[e + 1]; q++) s -= lu->eta_val[q] * x[lu->eta_idx[q]];
     x[p] = s / lu->eta_piv[e];
 }
 
-void rk_lu_btran(rk_lu *lu, double *x) {
+void lu_btran(lu_factors *lu, double *x) {
     for (int e = lu->neta - 1; e >= 0; e--) btran_eta(lu, x, e);
     if (btran_lu_sparse(lu, x, NULL, -1)) return;
     btran_lu_dense(lu, x);
@@ -737,14 +737,14 @@ void rk_lu_btran(rk_lu *lu, double *x) {
 
 /* mark the etas older than `below` that hold position i (in their column or
  * as their pivot): a nonzero there makes them change x */
-static void eta_mark_position(rk_lu *lu, int i, int below) {
+static void eta_mark_position(lu_factors *lu, int i, int below) {
     for (long q = lu->er_head[i]; q >= 0; q = lu->er_next[q])
         if (lu->eta_of[q] < below) lu->emark[lu->eta_of[q]] = 1;
     for (int e = lu->ep_head[i]; e >= 0; e = lu->ep_next[e])
         if (e < below) lu->emark[e] = 1;
 }
 
-void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
+void lu_btran_unit(lu_factors *lu, double *x, int r) {
     int m = lu->m, lim = m / 20 + 1;
     int *pos = lu->blist, np = 1;
     pos[0] = r;
@@ -765,7 +765,7 @@ void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
         }
     }
     if (np <= lim) {
-        rk_sort_ints(pos, np);
+        sort_ints(pos, np);
         int k = 0;
         for (int t = 0; t < np; t++)
             if (k == 0 || pos[t] != pos[k - 1]) pos[k++] = pos[t];
@@ -777,7 +777,7 @@ void rk_lu_btran_unit(rk_lu *lu, double *x, int r) {
     btran_lu_dense(lu, x);
 }
 
-static void btran_lu_dense(rk_lu *lu, double *x) {
+static void btran_lu_dense(lu_factors *lu, double *x) {
     int m = lu->m;
     double *w = lu->work;
     for (int k = 0; k < m; k++) w[k] = x[lu->pcol[k]];
@@ -800,7 +800,7 @@ static void btran_lu_dense(rk_lu *lu, double *x) {
     for (int k = 0; k < m; k++) x[lu->prow[k]] = w[k];
 }
 
-int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz) {
+int lu_update(lu_factors *lu, int p, const double *alpha, const int *list, int nz) {
     int m = lu->m;
     if (lu->neta == lu->eta_cap_n) {
         int cap = lu->eta_cap_n ? 2 * lu->eta_cap_n : 64;
@@ -846,11 +846,11 @@ int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz)
     return 0;
 }
 
-int rk_lu_num_updates(const rk_lu *lu) { return lu->neta; }
+int lu_num_updates(const lu_factors *lu) { return lu->neta; }
 
-unsigned long rk_lu_generation(const rk_lu *lu) { return lu->generation; }
+unsigned long lu_generation(const lu_factors *lu) { return lu->generation; }
 
-void rk_lu_truncate_updates(rk_lu *lu, int k) {
+void lu_truncate_updates(lu_factors *lu, int k) {
     if (k < 0 || k >= lu->neta) return;
     /* the dropped etas are the newest: their entries head the row lists */
     for (int e = lu->neta - 1; e >= k; e--) {

@@ -7,10 +7,10 @@
 #ifndef RK_LU_H
 #define RK_LU_H
 
-typedef struct rk_lu rk_lu;
+typedef struct lu_factors lu_factors;
 
-rk_lu *rk_lu_new(void);
-void rk_lu_free(rk_lu *lu);
+lu_factors *lu_new(void);
+void lu_free(lu_factors *lu);
 
 /* Factor the m x m matrix given column-wise (column k at start[k] ..
  * start[k+1]-1 of idx/val).  Returns 0 when nonsingular, -1 on allocation
@@ -19,39 +19,39 @@ void rk_lu_free(rk_lu *lu);
  * bad_row[0..r-1] rows left without a pivot (the caller replaces each
  * position by the unit column of a row and factors again).  bad_pos and
  * bad_row must have room for m entries. */
-int rk_lu_factor(rk_lu *lu, int m, const long *start, const int *idx, const double *val,
+int lu_factor(lu_factors *lu, int m, const long *start, const int *idx, const double *val,
                  int *bad_pos, int *bad_row);
 
 /* In place: x (size m) is b indexed by row on entry, z indexed by position
  * on return. */
-void rk_lu_ftran(rk_lu *lu, double *x);
-/* Two FTRANs at once (x and x2, same conventions as rk_lu_ftran). */
-void rk_lu_ftran2(rk_lu *lu, double *x, double *x2);
+void lu_ftran(lu_factors *lu, double *x);
+/* Two FTRANs at once (x and x2, same conventions as lu_ftran). */
+void lu_ftran2(lu_factors *lu, double *x, double *x2);
 /* In place: x is e indexed by position on entry, y indexed by row on return. */
-void rk_lu_btran(rk_lu *lu, double *x);
+void lu_btran(lu_factors *lu, double *x);
 
 /* The same solves when the caller knows the right-hand side's nonzeros:
  * rows[0..nrows) lists the rows where x may be nonzero, in increasing order
- * (nrows < 0: unknown); rk_lu_btran_unit solves for x = e_r (x holds the
+ * (nrows < 0: unknown); lu_btran_unit solves for x = e_r (x holds the
  * unit vector on entry).  Same results as the plain calls, without their
  * scan of x for its nonzeros. */
-void rk_lu_ftran_known(rk_lu *lu, double *x, const int *rows, int nrows);
-void rk_lu_ftran2_known(rk_lu *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2);
-void rk_lu_btran_unit(rk_lu *lu, double *x, int r);
+void lu_ftran_known(lu_factors *lu, double *x, const int *rows, int nrows);
+void lu_ftran2_known(lu_factors *lu, double *x, const int *rows, int nrows, double *x2, const int *rows2, int nrows2);
+void lu_btran_unit(lu_factors *lu, double *x, int r);
 
 /* Replace the column at position p by a column whose FTRAN is alpha (size m,
  * indexed by position).  list[0..nz) may give alpha's nonzero positions in
  * increasing order (NULL: alpha is scanned).  Returns 0, or 1 when a
  * refactorization is advised (long eta file or small pivot), -1 on
  * allocation failure. */
-int rk_lu_update(rk_lu *lu, int p, const double *alpha, const int *list, int nz);
-int rk_lu_num_updates(const rk_lu *lu);
+int lu_update(lu_factors *lu, int p, const double *alpha, const int *list, int nz);
+int lu_num_updates(const lu_factors *lu);
 
 /* Factorizations done so far (a snapshot of the updates is only good while
  * this is unchanged). */
-unsigned long rk_lu_generation(const rk_lu *lu);
-/* Drop the updates after the first k (k <= rk_lu_num_updates): the factors
+unsigned long lu_generation(const lu_factors *lu);
+/* Drop the updates after the first k (k <= lu_num_updates): the factors
  * describe the basis they described then.  Same generation only. */
-void rk_lu_truncate_updates(rk_lu *lu, int k);
+void lu_truncate_updates(lu_factors *lu, int k);
 
 #endif

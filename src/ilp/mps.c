@@ -908,8 +908,8 @@ static char mps_range_form(double lb, double ub, double *R) {
 }
 
 rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err) {
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) return rk_fail(err, RK_ENOMEM, "%s: out of memory", path);
+    lp_csc A;
+    if (lp_matrix(lp, &A)) return rk_fail(err, RK_ENOMEM, "%s: out of memory", path);
     int n = lp->n, m = lp->m;
     /* names must be unique and contain no spaces */
     mps_table rt = {0}, ct = {0};

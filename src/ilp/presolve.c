@@ -8,7 +8,7 @@
 #include "lp_internal.h"
 #include "presolve.h"
 
-struct rk_presolve {
+struct presolve_info {
     int n, m;
     int n_red, m_red;
     int *col_map;    /* original column -> reduced column, -1 removed */
@@ -149,13 +149,13 @@ static int run(pre_t *P) {
     return RK_PRE_OK;
 }
 
-rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduced, rk_pre_status *ps,
+rk_status presolve_run(const rk_lp *lp, presolve_info **pre_out, rk_lp **reduced, pre_status *ps,
                           rk_error *err) {
     *pre_out = NULL;
     *reduced = NULL;
     *ps = RK_PRE_OK;
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) return rk_fail(err, RK_ENOMEM, "presolve: out of memory");
+    lp_csc A;
+    if (lp_matrix(lp, &A)) return rk_fail(err, RK_ENOMEM, "presolve: out of memory");
     int n = lp->n, m = lp->m;
     size_t nz = (size_t)(n ? n : 1), mz = (size_t)(m ? m : 1), az = (size_t)(A.nnz ? A.nnz : 1);
     pre_t P;
@@ -171,14 +171,14 @@ rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduce
     P.rlb = malloc(mz * sizeof(double)); P.rub = malloc(mz * sizeof(double));
     P.cact = malloc(nz); P.ract = malloc(mz);
     P.rcnt = calloc(mz, sizeof(int)); P.ccnt = calloc(nz, sizeof(int));
-    rk_presolve *pre = calloc(1, sizeof *pre);
+    presolve_info *pre = calloc(1, sizeof *pre);
     rk_status st = RK_OK;
     if (!P.rs || !P.rj || !P.rv || !P.clb || !P.cub || !P.cobj || !P.xfix || !P.rlb || !P.rub ||
         !P.cact || !P.ract || !P.rcnt || !P.ccnt || !pre) {
         st = rk_fail(err, RK_ENOMEM, "presolve: out of memory");
         goto done;
     }
-    if (rk_csc_rowwise(n, m, A.start, A.index, A.value, P.rs, P.rj, P.rv)) {
+    if (csc_rowwise(n, m, A.start, A.index, A.value, P.rs, P.rj, P.rv)) {
         st = rk_fail(err, RK_ENOMEM, "presolve: out of memory");
         goto done;
     }
@@ -196,7 +196,7 @@ rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduce
     }
     P.c0 = lp->obj_const;
     int r = run(&P);
-    if (r != RK_PRE_OK) { *ps = (rk_pre_status)r; goto done; }
+    if (r != RK_PRE_OK) { *ps = (pre_status)r; goto done; }
     /* build the reduced LP */
     pre->n = n; pre->m = m;
     pre->col_map = malloc(nz * sizeof(int));
@@ -241,18 +241,18 @@ rk_status rk_presolve_run(const rk_lp *lp, rk_presolve **pre_out, rk_lp **reduce
 done:
     free(P.rs); free(P.rj); free(P.rv); free(P.clb); free(P.cub); free(P.cobj); free(P.xfix);
     free(P.rlb); free(P.rub); free(P.cact); free(P.ract); free(P.rcnt); free(P.ccnt);
-    rk_presolve_free(pre);
+    presolve_free(pre);
     return st;
 }
 
-void rk_presolve_postsolve(const rk_presolve *pre, const double *x_red, double *x) {
+void presolve_postsolve(const presolve_info *pre, const double *x_red, double *x) {
     for (int j = 0; j < pre->n; j++) x[j] = pre->col_map[j] >= 0 ? x_red[pre->col_map[j]] : pre->xfix[j];
 }
 
-int rk_presolve_removed_rows(const rk_presolve *pre) { return pre->m - pre->m_red; }
-int rk_presolve_removed_cols(const rk_presolve *pre) { return pre->n - pre->n_red; }
+int presolve_removed_rows(const presolve_info *pre) { return pre->m - pre->m_red; }
+int presolve_removed_cols(const presolve_info *pre) { return pre->n - pre->n_red; }
 
-void rk_presolve_free(rk_presolve *pre) {
+void presolve_free(presolve_info *pre) {
     if (!pre) return;
     free(pre->col_map);
     free(pre->xfix);

@@ -20,43 +20,43 @@ extern "C" {
  * x_j integer for integer columns.  Infinite bounds are +-INFINITY. */
 typedef struct rk_lp rk_lp;
 
-rk_lp *rk_lp_new(void);
-void rk_lp_free(rk_lp *lp);
+RK_API rk_lp *rk_lp_new(void);
+RK_API void rk_lp_free(rk_lp *lp);
 /* Append a column/row; returns its index, or -1 on allocation failure.
  * name may be NULL (a name is generated: C%d / R%d). */
-int rk_lp_add_col(rk_lp *lp, const char *name, double obj, double lb, double ub, int is_integer);
-int rk_lp_add_row(rk_lp *lp, const char *name, double lb, double ub);
+RK_API int rk_lp_add_col(rk_lp *lp, const char *name, double obj, double lb, double ub, int is_integer);
+RK_API int rk_lp_add_row(rk_lp *lp, const char *name, double lb, double ub);
 /* Set A[row][col] = v (adds or overwrites). */
-rk_status rk_lp_set_coef(rk_lp *lp, int row, int col, double v);
+RK_API rk_status rk_lp_set_coef(rk_lp *lp, int row, int col, double v);
 /* Bulk: add n coefficients to one row (columns distinct, not yet set). */
-rk_status rk_lp_add_row_coefs(rk_lp *lp, int row, int n, const int *cols, const double *vals);
-void rk_lp_set_maximize(rk_lp *lp, int maximize);
-void rk_lp_set_obj_const(rk_lp *lp, double c0);
-int rk_lp_num_cols(const rk_lp *lp);
-int rk_lp_num_rows(const rk_lp *lp);
-int rk_lp_num_integers(const rk_lp *lp);
-const char *rk_lp_col_name(const rk_lp *lp, int j);
-const char *rk_lp_row_name(const rk_lp *lp, int i);
+RK_API rk_status rk_lp_add_row_coefs(rk_lp *lp, int row, int n, const int *cols, const double *vals);
+RK_API void rk_lp_set_maximize(rk_lp *lp, int maximize);
+RK_API void rk_lp_set_obj_const(rk_lp *lp, double c0);
+RK_API int rk_lp_num_cols(const rk_lp *lp);
+RK_API int rk_lp_num_rows(const rk_lp *lp);
+RK_API int rk_lp_num_integers(const rk_lp *lp);
+RK_API const char *rk_lp_col_name(const rk_lp *lp, int j);
+RK_API const char *rk_lp_row_name(const rk_lp *lp, int i);
 /* Change data of an existing column / row (indices must be in range). */
-void rk_lp_set_col_bounds(rk_lp *lp, int j, double lb, double ub);
-void rk_lp_set_col_obj(rk_lp *lp, int j, double obj);
-void rk_lp_set_col_integer(rk_lp *lp, int j, int is_integer);
-void rk_lp_set_row_bounds(rk_lp *lp, int i, double lb, double ub);
+RK_API void rk_lp_set_col_bounds(rk_lp *lp, int j, double lb, double ub);
+RK_API void rk_lp_set_col_obj(rk_lp *lp, int j, double obj);
+RK_API void rk_lp_set_col_integer(rk_lp *lp, int j, int is_integer);
+RK_API void rk_lp_set_row_bounds(rk_lp *lp, int i, double lb, double ub);
 /* Read back problem data. */
-void rk_lp_get_col_bounds(const rk_lp *lp, int j, double *lb, double *ub);
-void rk_lp_get_row_bounds(const rk_lp *lp, int i, double *lb, double *ub);
-double rk_lp_get_col_obj(const rk_lp *lp, int j);
-int rk_lp_is_integer(const rk_lp *lp, int j);
-int rk_lp_get_maximize(const rk_lp *lp);
-double rk_lp_get_obj_const(const rk_lp *lp);
+RK_API void rk_lp_get_col_bounds(const rk_lp *lp, int j, double *lb, double *ub);
+RK_API void rk_lp_get_row_bounds(const rk_lp *lp, int i, double *lb, double *ub);
+RK_API double rk_lp_get_col_obj(const rk_lp *lp, int j);
+RK_API int rk_lp_is_integer(const rk_lp *lp, int j);
+RK_API int rk_lp_get_maximize(const rk_lp *lp);
+RK_API double rk_lp_get_obj_const(const rk_lp *lp);
 
 /* ------------------------------------------------------------ MPS I/O */
 
 /* Fixed or free MPS, gzip read transparently.  Errors name the file, the
  * line number and what was expected. */
-rk_status rk_mps_read(const char *path, rk_lp **out, rk_error *err);
+RK_API rk_status rk_mps_read(const char *path, rk_lp **out, rk_error *err);
 /* Free MPS, written atomically (temp file + rename). */
-rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err);
+RK_API rk_status rk_mps_write(const char *path, const rk_lp *lp, rk_error *err);
 
 /* -------------------------------------------------------------- solve */
 
@@ -81,7 +81,7 @@ typedef struct {
     int *cnt[2];
 } rk_milp_pseudocosts;
 
-void rk_milp_pseudocosts_free(rk_milp_pseudocosts *pc);
+RK_API void rk_milp_pseudocosts_free(rk_milp_pseudocosts *pc);
 
 typedef struct {
     int lp_only;          /* solve the LP relaxation only */
@@ -157,10 +157,10 @@ typedef struct {
     rk_milp_pseudocosts pseudocosts; /* at the end of the search (n = 0 when none) */
 } rk_milp_result;
 
-void rk_milp_params_default(rk_milp_params *p);
-rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
-void rk_milp_result_free(rk_milp_result *res);
-const char *rk_milp_status_name(rk_milp_status s); /* "optimal", "infeasible", ... */
+RK_API void rk_milp_params_default(rk_milp_params *p);
+RK_API rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
+RK_API void rk_milp_result_free(rk_milp_result *res);
+RK_API const char *rk_milp_status_name(rk_milp_status s); /* "optimal", "infeasible", ... */
 
 /* --------------------------------------------------------- solutions */
 
@@ -170,9 +170,9 @@ const char *rk_milp_status_name(rk_milp_status s); /* "optimal", "infeasible", .
  * SCIP's debug solutions).  *x: a new array of lp's n_cols values.  Errors
  * (RK_EINPUT) name the file, the line and what was expected: an unknown
  * column, a column given twice, a value that is not a finite number. */
-rk_status rk_milp_read_solution(const char *path, const rk_lp *lp, double **x, rk_error *err);
+RK_API rk_status rk_milp_read_solution(const char *path, const rk_lp *lp, double **x, rk_error *err);
 /* Write x as `name value` lines, atomically. */
-rk_status rk_milp_write_solution(const char *path, const rk_lp *lp, const double *x, rk_error *err);
+RK_API rk_status rk_milp_write_solution(const char *path, const rk_lp *lp, const double *x, rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
  *  - a bounded primal simplex (composite phase 1/2, Devex pricing, Harris
  *    ratio test), used to clean up after perturbation and for warm starts
  *    that are primal but not dual feasible.
- * Everything lives in the rk_simplex object (reentrant). */
+ * Everything lives in the spx object (reentrant). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,7 @@
 
 enum { LOOP_OPTIMAL, LOOP_INFEASIBLE, LOOP_UNBOUNDED, LOOP_ITER, LOOP_TIME, LOOP_CUTOFF, LOOP_ERROR, LOOP_RESTART };
 
-struct rk_simplex {
+struct spx {
     int n, m;
     /* scaled matrix, column-wise (structurals) and row-wise */
     long *Acs;
@@ -54,7 +54,7 @@ struct rk_simplex {
     double *y;                /* m */
     double *dse;              /* m */
     double *dvx;              /* N, primal devex weights */
-    rk_lu *lu;
+    lu_factors *lu;
     int lu_ok;
     int need_refactor;
     /* work */
@@ -88,7 +88,7 @@ static double now_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static double rnd01(rk_simplex *s) {
+static double rnd01(spx *s) {
     s->rng = s->rng * 6364136223846793005ULL + 1442695040888963407ULL;
     return (double)(s->rng >> 11) * (1.0 / 9007199254740992.0);
 }
@@ -100,9 +100,9 @@ static double pow2_round(double v) {
     return ldexp(1.0, e - 1);
 }
 
-static inline int N_of(const rk_simplex *s) { return s->n + s->m; }
+static inline int N_of(const spx *s) { return s->n + s->m; }
 
-static double nb_value(const rk_simplex *s, int j) {
+static double nb_value(const spx *s, int j) {
     switch (s->vst[j]) {
     case VS_LB: return s->lb[j];
     case VS_UB: return s->ub[j];
@@ -111,7 +111,7 @@ static double nb_value(const rk_simplex *s, int j) {
 }
 
 /* make the nonbasic status of j consistent with its bounds */
-static void fix_status(rk_simplex *s, int j) {
+static void fix_status(spx *s, int j) {
     if (s->vst[j] == VS_BASIC) return;
     double l = s->lb[j], u = s->ub[j];
     int st = s->vst[j];
@@ -124,7 +124,7 @@ static void fix_status(rk_simplex *s, int j) {
 }
 
 /* y . a_j */
-static double col_dot(const rk_simplex *s, int j, const double *y) {
+static double col_dot(const spx *s, int j, const double *y) {
     if (j >= s->n) return y[j - s->n];
     double t = 0.0;
     for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) t += s->Acv[p] * y[s->Aci[p]];
@@ -132,14 +132,14 @@ static double col_dot(const rk_simplex *s, int j, const double *y) {
 }
 
 /* v += mult * a_j */
-static void col_axpy(const rk_simplex *s, int j, double mult, double *v) {
+static void col_axpy(const spx *s, int j, double mult, double *v) {
     if (j >= s->n) { v[j - s->n] += mult; return; }
     for (long p = s->Acs[j]; p < s->Acs[j + 1]; p++) v[s->Aci[p]] += mult * s->Acv[p];
 }
 
 /* ------------------------------------------------------------ factor */
 
-static int refactor(rk_simplex *s) {
+static int refactor(spx *s) {
     int m = s->m, n = s->n;
     for (int attempt = 0; attempt < 4; attempt++) {
         long nnz = 0;
@@ -162,7 +162,7 @@ static int refactor(rk_simplex *s) {
             }
         }
         bs[m] = w;
-        int r = rk_lu_factor(s->lu, m, bs, bi, bv, s->bad_pos, s->bad_row);
+        int r = lu_factor(s->lu, m, bs, bi, bv, s->bad_pos, s->bad_row);
         free(bs); free(bi); free(bv);
         if (r < 0) return -1;
         if (r == 0) { s->lu_ok = 1; s->need_refactor = 0; return 0; }
@@ -183,7 +183,7 @@ static int refactor(rk_simplex *s) {
     return -1;
 }
 
-static void compute_primal(rk_simplex *s) {
+static void compute_primal(spx *s) {
     int m = s->m, N = N_of(s);
     double *t = s->tmp;
     for (int i = 0; i < m; i++) t[i] = 0.0;
@@ -192,20 +192,20 @@ static void compute_primal(rk_simplex *s) {
         s->x[j] = nb_value(s, j);
         if (s->x[j] != 0.0) col_axpy(s, j, -s->x[j], t);
     }
-    rk_lu_ftran(s->lu, t);
+    lu_ftran(s->lu, t);
     for (int p = 0; p < m; p++) s->x[s->head[p]] = t[p];
 }
 
-static void compute_duals(rk_simplex *s) {
+static void compute_duals(spx *s) {
     int m = s->m, N = N_of(s);
     for (int p = 0; p < m; p++) s->y[p] = s->cw[s->head[p]];
-    rk_lu_btran(s->lu, s->y);
+    lu_btran(s->lu, s->y);
     for (int j = 0; j < N; j++) s->d[j] = s->vst[j] == VS_BASIC ? 0.0 : s->cw[j] - col_dot(s, j, s->y);
 }
 
 /* pivot row: arow[j] = rho . a_j for the nonbasic j, listed in alist;
  * arow is zero elsewhere */
-static void compute_row(rk_simplex *s, const double *rho) {
+static void compute_row(spx *s, const double *rho) {
     int n = s->n, m = s->m;
     double *ar = s->arow;
     for (int k = 0; k < s->alen; k++) ar[s->alist[k]] = 0.0;
@@ -265,7 +265,7 @@ static int nonzero_list(const double *v, int m, int *list) {
 }
 
 /* squared infeasibility of the basic variable at position p (0 within PTOL) */
-static inline double basic_infeasibility(const rk_simplex *s, int p) {
+static inline double basic_infeasibility(const spx *s, int p) {
     int j = s->head[p];
     double v = s->x[j], inf;
     if (v < s->lb[j] - PTOL) inf = s->lb[j] - v;
@@ -274,11 +274,11 @@ static inline double basic_infeasibility(const rk_simplex *s, int p) {
     return inf * inf;
 }
 
-static void all_basic_infeasibilities(rk_simplex *s) {
+static void all_basic_infeasibilities(spx *s) {
     for (int p = 0; p < s->m; p++) s->pinf[p] = basic_infeasibility(s, p);
 }
 
-static double objective_internal(const rk_simplex *s, const double *cost) {
+static double objective_internal(const spx *s, const double *cost) {
     double o = 0.0;
     if (cost == s->c) { /* the true costs: only the columns that have one */
         for (int k = 0; k < s->ncnz; k++) o += cost[s->cnz[k]] * s->x[s->cnz[k]];
@@ -290,14 +290,14 @@ static double objective_internal(const rk_simplex *s, const double *cost) {
     return o;
 }
 
-static int limits_hit(rk_simplex *s) {
+static int limits_hit(spx *s) {
     if (s->iter_limit_abs > 0 && s->iters >= s->iter_limit_abs) return LOOP_ITER;
     if (s->time_limit > 0 && (s->iters & 15) == 0 && now_s() - s->t0 > s->time_limit) return LOOP_TIME;
     return -1;
 }
 
 /* dual feasibility of nonbasic j under working costs */
-static int dual_infeasible(const rk_simplex *s, int j, double tol) {
+static int dual_infeasible(const spx *s, int j, double tol) {
     double dj = s->d[j];
     if (s->lb[j] == s->ub[j]) return 0;
     switch (s->vst[j]) {
@@ -310,7 +310,7 @@ static int dual_infeasible(const rk_simplex *s, int j, double tol) {
 
 /* put boxed nonbasic variables at the bound their reduced cost asks for;
  * returns the number of flips */
-static int flip_to_dual_feasible(rk_simplex *s) {
+static int flip_to_dual_feasible(spx *s) {
     int N = N_of(s), k = 0;
     for (int j = 0; j < N; j++) {
         if (s->vst[j] == VS_BASIC) continue;
@@ -323,14 +323,14 @@ static int flip_to_dual_feasible(rk_simplex *s) {
     return k;
 }
 
-static int count_dual_infeasible(const rk_simplex *s) {
+static int count_dual_infeasible(const spx *s) {
     int N = N_of(s), k = 0;
     for (int j = 0; j < N; j++)
         if (s->vst[j] != VS_BASIC && dual_infeasible(s, j, DTOL)) k++;
     return k;
 }
 
-static double max_primal_infeasibility(const rk_simplex *s) {
+static double max_primal_infeasibility(const spx *s) {
     double w = 0.0;
     for (int p = 0; p < s->m; p++) {
         int j = s->head[p];
@@ -343,7 +343,7 @@ static double max_primal_infeasibility(const rk_simplex *s) {
 
 /* cost perturbation of the nonbasic structurals in the direction that keeps
  * them dual feasible */
-static void perturb_costs(rk_simplex *s) {
+static void perturb_costs(spx *s) {
     int n = s->n;
     for (int j = 0; j < n; j++) {
         if (s->vst[j] == VS_BASIC || s->lb[j] == s->ub[j]) continue;
@@ -354,7 +354,7 @@ static void perturb_costs(rk_simplex *s) {
     s->perturbed = 1;
 }
 
-static void remove_perturbation(rk_simplex *s) {
+static void remove_perturbation(spx *s) {
     memcpy(s->cw, s->c, (size_t)N_of(s) * sizeof *s->cw);
     s->perturbed = 0;
     s->shifted = 0;
@@ -363,7 +363,7 @@ static void remove_perturbation(rk_simplex *s) {
 /* -------------------------------------------------------- dual simplex */
 
 /* list/nz: the nonzero positions of s->alpha, or NULL (lu.c scans alpha) */
-static void basis_change(rk_simplex *s, int r, int q, int leave_status, const int *list, int nz) {
+static void basis_change(spx *s, int r, int q, int leave_status, const int *list, int nz) {
     int jr = s->head[r];
     s->head[r] = q;
     s->bpos[q] = r;
@@ -371,11 +371,11 @@ static void basis_change(rk_simplex *s, int r, int q, int leave_status, const in
     s->bpos[jr] = -1;
     s->vst[jr] = (signed char)leave_status;
     if (s->lb[jr] == s->ub[jr]) s->vst[jr] = VS_LB;
-    int rc = rk_lu_update(s->lu, r, s->alpha, list, nz);
+    int rc = lu_update(s->lu, r, s->alpha, list, nz);
     if (rc != 0) s->need_refactor = 1;
 }
 
-static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fresh0) {
+static int dual_loop(spx *s, double cutoff, int allow_perturb, int x_fresh0) {
     int m = s->m;
     int fresh = 0, x_fresh = x_fresh0, degenerate_run = 0;
     all_basic_infeasibilities(s);
@@ -424,7 +424,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         double *rho = s->rho;
         for (int i = 0; i < m; i++) rho[i] = 0.0;
         rho[r] = 1.0;
-        rk_lu_btran_unit(s->lu, rho, r);
+        lu_btran_unit(s->lu, rho, r);
         s->rlen = nonzero_list(rho, m, s->rlist);
         compute_row(s, rho);
         /* exact DSE weight of row r */
@@ -519,10 +519,10 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
         const int *qrows = q < s->n ? s->Aci + s->Acs[q] : &qrow;
         int nqrows = q < s->n ? (int)(s->Acs[q + 1] - s->Acs[q]) : 1;
         if (s->trial) {
-            rk_lu_ftran_known(s->lu, alpha, qrows, nqrows);
+            lu_ftran_known(s->lu, alpha, qrows, nqrows);
         } else {
             memcpy(tau, rho, (size_t)m * sizeof *tau); /* DSE: tau = B^-1 rho */
-            rk_lu_ftran2_known(s->lu, alpha, qrows, nqrows, tau, s->rlist, s->rlen);
+            lu_ftran2_known(s->lu, alpha, qrows, nqrows, tau, s->rlist, s->rlen);
         }
         s->qlen = nonzero_list(alpha, m, s->qlist);
         double arq = alpha[r];
@@ -557,7 +557,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
                 s->x[j] = nb_value(s, j);
                 col_axpy(s, j, s->x[j] - old, tt);
             }
-            rk_lu_ftran(s->lu, tt);
+            lu_ftran(s->lu, tt);
             for (int p = 0; p < m; p++)
                 if (tt[p] != 0.0) { s->x[s->head[p]] -= tt[p]; s->pinf[p] = basic_infeasibility(s, p); }
         }
@@ -595,7 +595,7 @@ static int dual_loop(rk_simplex *s, double cutoff, int allow_perturb, int x_fres
 
 /* ------------------------------------------------------ primal simplex */
 
-static int primal_loop(rk_simplex *s) {
+static int primal_loop(spx *s) {
     int m = s->m, n = s->n, N = n + m;
     int fresh = 0, x_fresh = 0;
     int phase = 0; /* 1 or 2; 0 unknown */
@@ -621,7 +621,7 @@ static int primal_loop(rk_simplex *s) {
                 int j = s->head[p];
                 yy[p] = s->x[j] < s->lb[j] - PTOL ? -1.0 : (s->x[j] > s->ub[j] + PTOL ? 1.0 : 0.0);
             }
-            rk_lu_btran(s->lu, yy);
+            lu_btran(s->lu, yy);
             for (int j = 0; j < N; j++) s->d[j] = s->vst[j] == VS_BASIC ? 0.0 : -col_dot(s, j, yy);
             phase = 1;
         } else if (phase != 2) {
@@ -650,7 +650,7 @@ static int primal_loop(rk_simplex *s) {
         double *alpha = s->alpha;
         for (int i = 0; i < m; i++) alpha[i] = 0.0;
         col_axpy(s, q, 1.0, alpha);
-        rk_lu_ftran(s->lu, alpha);
+        lu_ftran(s->lu, alpha);
         /* Harris ratio test: x_B(t) = x_B - dir t alpha */
         double tmax = s->ub[q] - s->lb[q]; /* bound flip of q (inf if not boxed) */
         for (int p = 0; p < m; p++) {
@@ -717,7 +717,7 @@ static int primal_loop(rk_simplex *s) {
         double *rho = s->rho;
         for (int i = 0; i < m; i++) rho[i] = 0.0;
         rho[r] = 1.0;
-        rk_lu_btran(s->lu, rho);
+        lu_btran(s->lu, rho);
         s->rlen = nonzero_list(rho, m, s->rlist); /* compute_row reads rho's nonzeros from the list */
         compute_row(s, rho);
         /* primal update */
@@ -757,7 +757,7 @@ static int primal_loop(rk_simplex *s) {
  * free).  Returns 1 when the final basis is dual feasible for the true
  * bounds, 0 when not (the LP is dual infeasible), <0 on limits/error
  * (negated LOOP_ code - 1). */
-static int dual_phase1(rk_simplex *s) {
+static int dual_phase1(spx *s) {
     int N = N_of(s);
     double *slb = malloc((size_t)N * sizeof *slb), *sub = malloc((size_t)N * sizeof *sub);
     if (!slb || !sub) { free(slb); free(sub); return -1 - LOOP_ERROR; }
@@ -796,7 +796,7 @@ static int dual_phase1(rk_simplex *s) {
  * point with the dual simplex on zero (randomly perturbed) costs, where
  * every basis is dual feasible, then run the primal simplex with the true
  * costs from there. */
-static int feasibility_then_primal(rk_simplex *s) {
+static int feasibility_then_primal(spx *s) {
     int N = N_of(s);
     memset(s->cw, 0, (size_t)N * sizeof *s->cw);
     for (int j = 0; j < N; j++) s->d[j] = 0.0;
@@ -817,7 +817,7 @@ static int feasibility_then_primal(rk_simplex *s) {
 
 /* ------------------------------------------------------------- public */
 
-void rk_simplex_opts_default(rk_simplex_opts *o) {
+void spx_opts_default(spx_opts *o) {
     o->iter_limit = 0;
     o->time_limit = 0;
     o->cutoff = INFINITY;
@@ -825,7 +825,7 @@ void rk_simplex_opts_default(rk_simplex_opts *o) {
     o->log = NULL;
 }
 
-static int alloc_arrays(rk_simplex *s, int n, int m) {
+static int alloc_arrays(spx *s, int n, int m) {
     int N = n + m;
     size_t Nz = (size_t)(N ? N : 1), mz = (size_t)(m ? m : 1);
 #define AL(p, k) do { void *q_ = realloc((p), (k) * sizeof(*(p))); if (!q_) return -1; (p) = q_; } while (0)
@@ -839,7 +839,7 @@ static int alloc_arrays(rk_simplex *s, int n, int m) {
     return 0;
 }
 
-static int build_rowwise(rk_simplex *s) {
+static int build_rowwise(spx *s) {
     int n = s->n, m = s->m;
     long nnz = s->Acs[n];
     free(s->Ars); free(s->Arj); free(s->Arv);
@@ -847,10 +847,10 @@ static int build_rowwise(rk_simplex *s) {
     s->Arj = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arj);
     s->Arv = malloc((size_t)(nnz ? nnz : 1) * sizeof *s->Arv);
     if (!s->Ars || !s->Arj || !s->Arv) return -1;
-    return rk_csc_rowwise(n, m, s->Acs, s->Aci, s->Acv, s->Ars, s->Arj, s->Arv);
+    return csc_rowwise(n, m, s->Acs, s->Aci, s->Acv, s->Ars, s->Arj, s->Arv);
 }
 
-static void scale_matrix(rk_simplex *s) {
+static void scale_matrix(spx *s) {
     int n = s->n, m = s->m;
     double *rmin = malloc((size_t)(m ? m : 1) * sizeof *rmin);
     double *rmax = malloc((size_t)(m ? m : 1) * sizeof *rmax);
@@ -891,22 +891,22 @@ static void scale_matrix(rk_simplex *s) {
     free(rmax);
 }
 
-static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err);
+static spx *simplex_create(const rk_lp *lp, int scaled, rk_error *err);
 
-rk_simplex *rk_simplex_new(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 1, err); }
+spx *spx_new(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 1, err); }
 
-rk_simplex *rk_simplex_new_unscaled(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 0, err); }
+spx *spx_new_unscaled(const rk_lp *lp, rk_error *err) { return simplex_create(lp, 0, err); }
 
-static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
-    rk_lp_csc A;
-    if (rk_lp_matrix(lp, &A)) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
-    rk_simplex *s = calloc(1, sizeof *s);
+static spx *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
+    lp_csc A;
+    if (lp_matrix(lp, &A)) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
+    spx *s = calloc(1, sizeof *s);
     if (!s) { rk_fail(err, RK_ENOMEM, "simplex: out of memory"); return NULL; }
     int n = lp->n, m = lp->m;
     s->n = n;
     s->m = m;
     s->rng = 0x9E3779B97F4A7C15ULL;
-    s->lu = rk_lu_new();
+    s->lu = lu_new();
     s->Acs = malloc((size_t)(n + 1) * sizeof *s->Acs);
     s->Aci = malloc((size_t)(A.nnz ? A.nnz : 1) * sizeof *s->Aci);
     s->Acv = malloc((size_t)(A.nnz ? A.nnz : 1) * sizeof *s->Acv);
@@ -916,7 +916,7 @@ static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
     s->oc = malloc((size_t)(n ? n : 1) * sizeof *s->oc);
     if (!s->lu || !s->Acs || !s->Aci || !s->Acv || !s->cs || !s->olb || !s->oub || !s->oc ||
         alloc_arrays(s, n, m)) {
-        rk_simplex_free(s);
+        spx_free(s);
         rk_fail(err, RK_ENOMEM, "simplex: out of memory");
         return NULL;
     }
@@ -932,7 +932,7 @@ static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
         for (int j = 0; j < n; j++) s->cs[j] = 1.0;
     }
     if (build_rowwise(s)) {
-        rk_simplex_free(s);
+        spx_free(s);
         rk_fail(err, RK_ENOMEM, "simplex: out of memory");
         return NULL;
     }
@@ -966,11 +966,11 @@ static rk_simplex *simplex_create(const rk_lp *lp, int scaled, rk_error *err) {
     return s;
 }
 
-void rk_simplex_set_seed(rk_simplex *s, unsigned long long seed) {
+void spx_set_seed(spx *s, unsigned long long seed) {
     s->rng = 0x9E3779B97F4A7C15ULL ^ (seed * 0x100000001B3ULL);
 }
 
-void rk_simplex_free(rk_simplex *s) {
+void spx_free(spx *s) {
     if (!s) return;
     free(s->Acs); free(s->Aci); free(s->Acv);
     free(s->Ars); free(s->Arj); free(s->Arv);
@@ -981,16 +981,16 @@ void rk_simplex_free(rk_simplex *s) {
     free(s->rho); free(s->alpha); free(s->tau); free(s->tmp); free(s->arow);
     free(s->pinf); free(s->rlist); free(s->qlist);
     free(s->cand); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
-    rk_lu_free(s->lu);
+    lu_free(s->lu);
     free(s);
 }
 
-int rk_simplex_num_cols(const rk_simplex *s) { return s->n; }
-int rk_simplex_num_rows(const rk_simplex *s) { return s->m; }
+int spx_num_cols(const spx *s) { return s->n; }
+int spx_num_rows(const spx *s) { return s->m; }
 
 #define MAX_INCR 4  /* in-place primal updates before a full recomputation is cheaper */
 
-void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub) {
+void spx_set_col_bounds(spx *s, int j, double lb, double ub) {
     s->olb[j] = lb;
     s->oub[j] = ub;
     s->lb[j] = lb / s->cs[j];
@@ -1008,12 +1008,12 @@ void rk_simplex_set_col_bounds(rk_simplex *s, int j, double lb, double ub) {
     double *t = s->tmp;
     for (int i = 0; i < s->m; i++) t[i] = 0.0;
     col_axpy(s, j, delta, t);
-    rk_lu_ftran(s->lu, t);
+    lu_ftran(s->lu, t);
     for (int p = 0; p < s->m; p++) s->x[s->head[p]] -= t[p];
     s->n_incr++;
 }
 
-void rk_simplex_get_col_bounds(const rk_simplex *s, int j, double *lb, double *ub) {
+void spx_get_col_bounds(const spx *s, int j, double *lb, double *ub) {
     if (lb) *lb = s->olb[j];
     if (ub) *ub = s->oub[j];
 }
@@ -1030,9 +1030,9 @@ static rk_lp_status map_loop(int rc) {
     }
 }
 
-rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
-    rk_simplex_opts def;
-    if (!o) { rk_simplex_opts_default(&def); o = &def; }
+rk_lp_status spx_solve(spx *s, const spx_opts *o) {
+    spx_opts def;
+    if (!o) { spx_opts_default(&def); o = &def; }
     s->t0 = now_s();
     s->time_limit = o->time_limit;
     s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
@@ -1122,29 +1122,29 @@ rk_lp_status rk_simplex_solve(rk_simplex *s, const rk_simplex_opts *o) {
     return s->last;
 }
 
-double rk_simplex_objective(const rk_simplex *s) {
+double spx_objective(const spx *s) {
     double o = s->c0;
     for (int j = 0; j < s->n; j++) o += s->oc[j] * s->x[j] * s->cs[j];
     return o;
 }
 
-void rk_simplex_get_x(const rk_simplex *s, double *x) {
+void spx_get_x(const spx *s, double *x) {
     for (int j = 0; j < s->n; j++) x[j] = s->x[j] * s->cs[j];
 }
 
-void rk_simplex_get_reduced_costs(const rk_simplex *s, double *d) {
+void spx_get_reduced_costs(const spx *s, double *d) {
     for (int j = 0; j < s->n; j++) d[j] = s->vst[j] == VS_BASIC ? 0.0 : s->sense * s->d[j] / s->cs[j];
 }
 
-void rk_simplex_get_row_activity(const rk_simplex *s, double *ax) {
+void spx_get_row_activity(const spx *s, double *ax) {
     for (int i = 0; i < s->m; i++) ax[i] = -s->x[s->n + i] / s->rs[i];
 }
 
-void rk_simplex_get_duals(const rk_simplex *s, double *y) {
+void spx_get_duals(const spx *s, double *y) {
     for (int i = 0; i < s->m; i++) y[i] = s->sense * s->y[i] * s->rs[i];
 }
 
-rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b) {
+rk_status spx_get_basis(const spx *s, spx_basis *b) {
     b->n = s->n;
     b->m = s->m;
     b->col = malloc((size_t)(s->n ? s->n : 1));
@@ -1158,7 +1158,7 @@ rk_status rk_simplex_get_basis(const rk_simplex *s, rk_basis *b) {
     return RK_OK;
 }
 
-rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
+rk_status spx_set_basis(spx *s, const spx_basis *b) {
     if (b->n != s->n || b->m != s->m) return RK_EINPUT;
     s->x_valid = s->d_valid = 0;
     int nb = 0;
@@ -1181,7 +1181,7 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
         double *alpha = s->alpha;
         for (int i = 0; i < s->m; i++) alpha[i] = 0.0;
         col_axpy(s, q, 1.0, alpha);
-        rk_lu_ftran(s->lu, alpha);
+        lu_ftran(s->lu, alpha);
         double amax = 0.0, best = 0.0;
         int bt = -1;
         for (int i = 0; i < s->m; i++) {
@@ -1202,7 +1202,7 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
         s->bpos[jo] = -1;
         s->vst[jo] = VS_LB;
         s->dse[p] = 1.0;
-        int rc = rk_lu_update(s->lu, p, alpha, NULL, 0);
+        int rc = lu_update(s->lu, p, alpha, NULL, 0);
         if (rc < 0) { s->lu_ok = 0; ok = 0; break; }
         if (rc > 0) s->need_refactor = 1;
     }
@@ -1239,16 +1239,16 @@ rk_status rk_simplex_set_basis(rk_simplex *s, const rk_basis *b) {
     return RK_OK;
 }
 
-void rk_basis_free(rk_basis *b) {
+void spx_basis_free(spx_basis *b) {
     if (!b) return;
     free(b->col);
     free(b->row);
     b->col = b->row = NULL;
 }
 
-long rk_simplex_iterations(const rk_simplex *s) { return s->iters; }
+long spx_iterations(const spx *s) { return s->iters; }
 
-rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const double *ub,
+rk_status spx_add_rows(spx *s, int nrows, const double *lb, const double *ub,
                               const int *start, const int *idx, const double *val) {
     s->x_valid = s->d_valid = 0;
     if (nrows <= 0) return RK_OK;
@@ -1320,7 +1320,7 @@ rk_status rk_simplex_add_rows(rk_simplex *s, int nrows, const double *lb, const 
     return RK_OK;
 }
 
-rk_status rk_simplex_remove_rows(rk_simplex *s, const char *drop) {
+rk_status spx_remove_rows(spx *s, const char *drop) {
     int n = s->n, m = s->m;
     int *map = malloc((size_t)(m ? m : 1) * sizeof *map); /* old row -> new row, -1 dropped */
     if (!map) return RK_ENOMEM;
@@ -1380,7 +1380,7 @@ rk_status rk_simplex_remove_rows(rk_simplex *s, const char *drop) {
 
 /* ------------------------------------------------------------ snapshot */
 
-struct rk_simplex_state {
+struct spx_state {
     int n, m;
     int *head, *bpos;
     signed char *vst;
@@ -1391,7 +1391,7 @@ struct rk_simplex_state {
 };
 
 /* The arrays of a snapshot: engine -> state (to_state) or back. */
-static void state_copy(rk_simplex *s, rk_simplex_state *st, int to_state) {
+static void state_copy(spx *s, spx_state *st, int to_state) {
     int n = s->n, m = s->m;
     size_t N = (size_t)(n + m);
 #define CP(a, b, k) (to_state ? memcpy((a), (b), (k) * sizeof *(a)) : memcpy((b), (a), (k) * sizeof *(a)))
@@ -1408,17 +1408,17 @@ static void state_copy(rk_simplex *s, rk_simplex_state *st, int to_state) {
 #undef CP
 }
 
-void rk_simplex_state_free(rk_simplex_state *st) {
+void spx_state_free(spx_state *st) {
     if (!st) return;
     free(st->head); free(st->bpos); free(st->vst); free(st->x); free(st->d); free(st->dse);
     free(st->lb); free(st->ub); free(st->olb); free(st->oub);
     free(st);
 }
 
-rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *st) {
+spx_state *spx_state_save(const spx *s, spx_state *st) {
     int n = s->n, m = s->m, N = n + m;
     if (st && (st->n != n || st->m != m)) {
-        rk_simplex_state_free(st);
+        spx_state_free(st);
         st = NULL;
     }
     if (!st) {
@@ -1439,13 +1439,13 @@ rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *s
         st->oub = malloc(nn * sizeof *st->oub);
         if (!st->head || !st->bpos || !st->vst || !st->x || !st->d || !st->dse || !st->lb || !st->ub || !st->olb ||
             !st->oub) {
-            rk_simplex_state_free(st);
+            spx_state_free(st);
             return NULL;
         }
     }
-    state_copy((rk_simplex *)s, st, 1);
-    st->lu_gen = rk_lu_generation(s->lu);
-    st->neta = rk_lu_num_updates(s->lu);
+    state_copy((spx *)s, st, 1);
+    st->lu_gen = lu_generation(s->lu);
+    st->neta = lu_num_updates(s->lu);
     st->lu_ok = s->lu_ok;
     st->need_refactor = s->need_refactor;
     st->x_valid = s->x_valid;
@@ -1454,15 +1454,15 @@ rk_simplex_state *rk_simplex_state_save(const rk_simplex *s, rk_simplex_state *s
     return st;
 }
 
-void rk_simplex_state_restore(rk_simplex *s, const rk_simplex_state *st) {
+void spx_state_restore(spx *s, const spx_state *st) {
     int n = s->n, m = s->m;
     if (st->n != n || st->m != m) return;
-    state_copy(s, (rk_simplex_state *)st, 0);
+    state_copy(s, (spx_state *)st, 0);
     remove_perturbation(s);
     s->last = st->last;
     s->n_incr = 0;
-    if (st->lu_ok && s->lu_ok && rk_lu_generation(s->lu) == st->lu_gen && rk_lu_num_updates(s->lu) >= st->neta) {
-        rk_lu_truncate_updates(s->lu, st->neta);
+    if (st->lu_ok && s->lu_ok && lu_generation(s->lu) == st->lu_gen && lu_num_updates(s->lu) >= st->neta) {
+        lu_truncate_updates(s->lu, st->neta);
         s->need_refactor = st->need_refactor;
         s->x_valid = st->x_valid;
         s->d_valid = st->d_valid;

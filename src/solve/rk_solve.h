@@ -29,8 +29,8 @@ typedef enum {
     RK_SOLVE_CHECKMATE      /* whole-graph Checkmate ILP (small models) */
 } rk_solve_algo;
 
-const char *rk_solve_algo_name(rk_solve_algo a);
-int rk_solve_algo_parse(const char *name); /* -1 if unknown */
+RK_API const char *rk_solve_algo_name(rk_solve_algo a);
+RK_API int rk_solve_algo_parse(const char *name); /* -1 if unknown */
 
 typedef struct {
     rk_solve_algo algo;
@@ -40,7 +40,7 @@ typedef struct {
                                     grid (default); 0 = only keep-all/asap/none */
 } rk_solve_params;
 
-void rk_solve_params_default(rk_solve_params *p);
+RK_API void rk_solve_params_default(rk_solve_params *p);
 
 typedef struct {
     int feasible;
@@ -71,14 +71,14 @@ typedef struct rk_solver rk_solver;
 
 /* Prepare a solver for chain ch (kept by pointer: it must outlive the
  * solver): computes and measures the block options. */
-rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver **out, rk_error *err);
-void rk_solver_free(rk_solver *s);
-const rk_solver_info *rk_solver_get_info(const rk_solver *s);
+RK_API rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver **out, rk_error *err);
+RK_API void rk_solver_free(rk_solver *s);
+RK_API const rk_solver_info *rk_solver_get_info(const rk_solver *s);
 
 /* Solve at `budget` bytes.  Infeasible: RK_EINFEASIBLE with a message giving
  * the smallest budget that works (res->feasible = 0).  On success `sched`
  * holds the replayed schedule with its predictions. */
-rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err);
+RK_API rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err);
 
 /* Smallest budget at which rk_solver_solve succeeds (rk-Rotor, sqrt, ...:
  * exact; checkmate: the smallest peak of a schedule rkmate knows, i.e. of
@@ -86,12 +86,12 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
  * built-in options, of the greedy rematerialization and of the schedules
  * the solver returned earlier: checkmate succeeds there, and may succeed
  * lower). */
-rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err);
+RK_API rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err);
 
 /* A proven lower bound on the peak of every schedule of the chain, whatever
  * the algorithm: the most memory one node needs when it runs (its real
  * uses, its outputs and its overhead). */
-rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err);
+RK_API rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,8 +10,8 @@
 #include "lp_internal.h"
 
 double ilp_max_violation(const rk_lp *lp, const double *x, int with_integrality) {
-    rk_lp_csc A;
-    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
+    lp_csc A;
+    ck_assert_int_eq(lp_matrix(lp, &A), 0);
     double *ax = calloc((size_t)lp->m + 1, sizeof *ax);
     ck_assert_ptr_nonnull(ax);
     for (int j = 0; j < lp->n; j++)

@@ -29,24 +29,24 @@ static rk_milp_result solve_lp_only(const rk_lp *lp) {
     p.known_bound = -INF;
     rk_milp_result r;
     rk_error err;
-    ck_assert_int_eq(rk_lp_solve_relaxation(lp, &p, &r, &err), RK_OK);
+    ck_assert_int_eq(lp_solve_relaxation(lp, &p, &r, &err), RK_OK);
     return r;
 }
 
 /* engine solve from scratch; returns status, fills *obj */
 static rk_lp_status solve_engine(const rk_lp *lp, double *obj) {
     rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
+    spx *s = spx_new(lp, &err);
     ck_assert_ptr_nonnull(s);
-    rk_lp_status st = rk_simplex_solve(s, NULL);
-    if (obj) *obj = rk_simplex_objective(s);
+    rk_lp_status st = spx_solve(s, NULL);
+    if (obj) *obj = spx_objective(s);
     if (st == RK_LP_OPTIMAL) {
         double *x = malloc(((size_t)lp->n + 1) * sizeof *x);
-        rk_simplex_get_x(s, x);
+        spx_get_x(s, x);
         ck_assert_double_le(ilp_max_violation(lp, x, 0), 1e-6);
         free(x);
     }
-    rk_simplex_free(s);
+    spx_free(s);
     return st;
 }
 
@@ -79,17 +79,17 @@ START_TEST(test_builder) {
     ck_assert_int_eq(rk_lp_set_coef(lp, 1, 1, 0.0), RK_OK); /* removes */
     ck_assert_int_eq(rk_lp_set_coef(lp, 5, 0, 1.0), RK_EINPUT);
     ck_assert_int_eq(rk_lp_add_row_coefs(lp, 0, 1, (int[]){9}, vals), RK_EINPUT);
-    rk_lp_csc A;
-    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
+    lp_csc A;
+    ck_assert_int_eq(lp_matrix(lp, &A), 0);
     ck_assert_int_eq((int)A.nnz, 2);
     const int *ix;
     const double *v;
-    ck_assert_int_eq(rk_lp_col(lp, 0, &ix, &v), 2);
+    ck_assert_int_eq(lp_col(lp, 0, &ix, &v), 2);
     ck_assert_int_eq(ix[0], 0);
     ck_assert_double_eq(v[0], 7.0);
     ck_assert_int_eq(ix[1], 1);
     ck_assert_double_eq(v[1], 1.5);
-    ck_assert_int_eq(rk_lp_col(lp, 1, &ix, &v), 0);
+    ck_assert_int_eq(lp_col(lp, 1, &ix, &v), 0);
     rk_lp_set_col_bounds(lp, 1, -1, 1);
     double lo, hi;
     rk_lp_get_col_bounds(lp, 1, &lo, &hi);
@@ -246,41 +246,41 @@ static unsigned long long lcg(unsigned long long *s) {
 static void warm_bound_changes(const char *name, int rounds) {
     rk_lp *lp = read_netlib(name);
     rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
+    spx *s = spx_new(lp, &err);
     ck_assert_ptr_nonnull(s);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
     int n = lp->n;
     double *x = malloc((size_t)n * sizeof *x);
     unsigned long long seed = 12345;
     for (int r = 0; r < rounds; r++) {
-        rk_simplex_get_x(s, x);
+        spx_get_x(s, x);
         /* branch-like change on up to 3 columns */
         for (int k = 0; k < 3; k++) {
             int j = (int)(lcg(&seed) % (unsigned long long)n);
             double lo, hi;
-            rk_simplex_get_col_bounds(s, j, &lo, &hi);
+            spx_get_col_bounds(s, j, &lo, &hi);
             double v = x[j];
             if (lcg(&seed) & 1) hi = fmax(lo, floor(v) - (fabs(v - floor(v)) < 1e-9 ? 1 : 0));
             else lo = fmin(hi, ceil(v) + (fabs(v - ceil(v)) < 1e-9 ? 1 : 0));
             if (lo > hi) continue;
-            rk_simplex_set_col_bounds(s, j, lo, hi);
+            spx_set_col_bounds(s, j, lo, hi);
             rk_lp_set_col_bounds(lp, j, lo, hi);
         }
-        rk_lp_status ws = rk_simplex_solve(s, NULL);
+        rk_lp_status ws = spx_solve(s, NULL);
         double cobj;
         rk_lp_status cst = solve_engine(lp, &cobj);
         ck_assert_msg(ws == cst, "%s round %d: warm %d cold %d", name, r, ws, cst);
         if (ws == RK_LP_OPTIMAL) {
-            ck_assert_msg(rel_err(rk_simplex_objective(s), cobj) < 1e-7, "%s round %d: warm %.10g cold %.10g",
-                          name, r, rk_simplex_objective(s), cobj);
-            rk_simplex_get_x(s, x);
+            ck_assert_msg(rel_err(spx_objective(s), cobj) < 1e-7, "%s round %d: warm %.10g cold %.10g",
+                          name, r, spx_objective(s), cobj);
+            spx_get_x(s, x);
             ck_assert_double_le(ilp_max_violation(lp, x, 0), 1e-6);
         } else {
             break;
         }
     }
     free(x);
-    rk_simplex_free(s);
+    spx_free(s);
     rk_lp_free(lp);
 }
 
@@ -296,62 +296,62 @@ END_TEST
 START_TEST(test_basis_roundtrip_and_cutoff) {
     rk_lp *lp = read_netlib("share2b");
     rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    double z = rk_simplex_objective(s);
-    rk_basis b;
-    ck_assert_int_eq(rk_simplex_get_basis(s, &b), RK_OK);
+    spx *s = spx_new(lp, &err);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    double z = spx_objective(s);
+    spx_basis b;
+    ck_assert_int_eq(spx_get_basis(s, &b), RK_OK);
     /* a second engine started from that basis needs no iterations */
-    rk_simplex *t = rk_simplex_new(lp, &err);
-    ck_assert_int_eq(rk_simplex_set_basis(t, &b), RK_OK);
-    ck_assert_int_eq(rk_simplex_solve(t, NULL), RK_LP_OPTIMAL);
-    ck_assert_int_le(rk_simplex_iterations(t), 2);
-    ck_assert_double_le(rel_err(rk_simplex_objective(t), z), 1e-9);
+    spx *t = spx_new(lp, &err);
+    ck_assert_int_eq(spx_set_basis(t, &b), RK_OK);
+    ck_assert_int_eq(spx_solve(t, NULL), RK_LP_OPTIMAL);
+    ck_assert_int_le(spx_iterations(t), 2);
+    ck_assert_double_le(rel_err(spx_objective(t), z), 1e-9);
     /* a bad basis is refused */
     b.col[0] = b.col[0] == 0 ? 1 : 0;
-    ck_assert_int_eq(rk_simplex_set_basis(t, &b), RK_EINPUT);
-    rk_basis_free(&b);
+    ck_assert_int_eq(spx_set_basis(t, &b), RK_EINPUT);
+    spx_basis_free(&b);
     /* cutoff: fix a column away from its optimum; with a cutoff below the
      * new optimum the dual simplex stops early */
     double *x = malloc((size_t)lp->n * sizeof *x);
-    rk_simplex_get_x(s, x);
+    spx_get_x(s, x);
     int j = 0;
     while (j < lp->n && fabs(x[j]) < 1e-6) j++;
     ck_assert_int_lt(j, lp->n);
-    rk_simplex_set_col_bounds(s, j, 0, 0);
-    rk_simplex_opts o;
-    rk_simplex_opts_default(&o);
-    rk_lp_status st = rk_simplex_solve(s, &o);
+    spx_set_col_bounds(s, j, 0, 0);
+    spx_opts o;
+    spx_opts_default(&o);
+    rk_lp_status st = spx_solve(s, &o);
     ck_assert(st == RK_LP_OPTIMAL || st == RK_LP_INFEASIBLE);
     if (st == RK_LP_OPTIMAL) {
-        double z2 = rk_simplex_objective(s);
+        double z2 = spx_objective(s);
         ck_assert_double_ge(z2, z - 1e-6 * fabs(z));
         if (z2 > z + 1e-3 * (1 + fabs(z))) {
-            rk_simplex_set_col_bounds(s, j, lp->col_lb[j], lp->col_ub[j]);
-            ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-            rk_simplex_set_col_bounds(s, j, 0, 0);
+            spx_set_col_bounds(s, j, lp->col_lb[j], lp->col_ub[j]);
+            ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+            spx_set_col_bounds(s, j, 0, 0);
             o.cutoff = 0.5 * (z + z2);
-            st = rk_simplex_solve(s, &o);
+            st = spx_solve(s, &o);
             ck_assert_int_eq(st, RK_LP_CUTOFF);
         }
     }
     free(x);
-    rk_simplex_free(t);
-    rk_simplex_free(s);
+    spx_free(t);
+    spx_free(s);
     rk_lp_free(lp);
 }
 END_TEST
 
 /* sc50a solved by a fresh engine, and the row sum_j x_j (all columns, coefficient
  * 1) with its activity *act at the optimum: a row to cut the optimum with. */
-static rk_simplex *sc50a_with_ones_row(rk_lp **lp, double **x, int **ci, double **cv, double *act) {
+static spx *sc50a_with_ones_row(rk_lp **lp, double **x, int **ci, double **cv, double *act) {
     rk_error err;
     *lp = read_netlib("sc50a");
-    rk_simplex *s = rk_simplex_new(*lp, &err);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
+    spx *s = spx_new(*lp, &err);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
     int n = (*lp)->n;
     *x = malloc((size_t)n * sizeof **x);
-    rk_simplex_get_x(s, *x);
+    spx_get_x(s, *x);
     *ci = malloc((size_t)n * sizeof **ci);
     *cv = malloc((size_t)n * sizeof **cv);
     *act = 0;
@@ -362,22 +362,22 @@ static rk_simplex *sc50a_with_ones_row(rk_lp **lp, double **x, int **ci, double 
 START_TEST(test_add_rows) {
     rk_lp *lp = lp_small_max();
     rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    ck_assert_double_eq_tol(rk_simplex_objective(s), 21.0, 1e-9);
+    spx *s = spx_new(lp, &err);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_double_eq_tol(spx_objective(s), 21.0, 1e-9);
     /* cut 2x + y <= 6 (cuts off (3,1)); new optimum where 2x + y = 6 meets
      * x + 3y = 6: (2.4, 1.2), 10 + 7.2 + 2.4 = 19.6 */
     double lb[1] = {-INF}, ub[1] = {6};
     int start[2] = {0, 2}, idx[2] = {0, 1};
     double val[2] = {2, 1};
-    ck_assert_int_eq(rk_simplex_add_rows(s, 1, lb, ub, start, idx, val), RK_OK);
-    ck_assert_int_eq(rk_simplex_num_rows(s), 3);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    ck_assert_double_eq_tol(rk_simplex_objective(s), 19.6, 1e-9);
+    ck_assert_int_eq(spx_add_rows(s, 1, lb, ub, start, idx, val), RK_OK);
+    ck_assert_int_eq(spx_num_rows(s), 3);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_double_eq_tol(spx_objective(s), 19.6, 1e-9);
     double ax[3];
-    rk_simplex_get_row_activity(s, ax);
+    spx_get_row_activity(s, ax);
     ck_assert_double_le(ax[2], 6 + 1e-9);
-    rk_simplex_free(s);
+    spx_free(s);
     rk_lp_free(lp);
 
     /* on a netlib LP: add a row that cuts the optimum, compare with a cold
@@ -388,30 +388,30 @@ START_TEST(test_add_rows) {
     int n = lp->n;
     double clb[1] = {-INF}, cub[1] = {0.9 * act};
     int cst[2] = {0, n};
-    ck_assert_int_eq(rk_simplex_add_rows(s, 1, clb, cub, cst, ci, cv), RK_OK);
-    rk_lp_status st = rk_simplex_solve(s, NULL);
+    ck_assert_int_eq(spx_add_rows(s, 1, clb, cub, cst, ci, cv), RK_OK);
+    rk_lp_status st = spx_solve(s, NULL);
     int r = rk_lp_add_row(lp, "cut", -INF, 0.9 * act);
     rk_lp_add_row_coefs(lp, r, n, ci, cv);
     double cobj;
     rk_lp_status st2 = solve_engine(lp, &cobj);
     ck_assert_int_eq(st, st2);
-    if (st == RK_LP_OPTIMAL) ck_assert_double_le(rel_err(rk_simplex_objective(s), cobj), 1e-7);
+    if (st == RK_LP_OPTIMAL) ck_assert_double_le(rel_err(spx_objective(s), cobj), 1e-7);
     free(x); free(ci); free(cv);
-    rk_simplex_free(s);
+    spx_free(s);
     rk_lp_free(lp);
 }
 END_TEST
 
 
-/* rk_simplex_remove_rows: slack rows leave without changing the optimum or
+/* spx_remove_rows: slack rows leave without changing the optimum or
  * needing iterations; a binding row cannot be removed; the engine keeps
  * working (new rows, bound changes) afterwards, against cold solves. */
 START_TEST(test_remove_rows) {
     rk_lp *lp;
     double *x, *cv, act;
     int *ci;
-    rk_simplex *s = sc50a_with_ones_row(&lp, &x, &ci, &cv, &act);
-    double z = rk_simplex_objective(s);
+    spx *s = sc50a_with_ones_row(&lp, &x, &ci, &cv, &act);
+    double z = spx_objective(s);
     int n = lp->n, m = lp->m;
     /* three rows: slack, binding (cuts the optimum), slack */
     int *cst = malloc(4 * sizeof *cst);
@@ -424,38 +424,38 @@ START_TEST(test_remove_rows) {
     }
     cst[3] = 3 * n;
     double clb[3] = {-INF, -INF, -INF}, cub[3] = {2 * act + 1, 0.9 * act, 3 * act + 1};
-    ck_assert_int_eq(rk_simplex_add_rows(s, 3, clb, cub, cst, ci3, cv3), RK_OK);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    double z3 = rk_simplex_objective(s);
-    rk_basis b;
-    ck_assert_int_eq(rk_simplex_get_basis(s, &b), RK_OK);
+    ck_assert_int_eq(spx_add_rows(s, 3, clb, cub, cst, ci3, cv3), RK_OK);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    double z3 = spx_objective(s);
+    spx_basis b;
+    ck_assert_int_eq(spx_get_basis(s, &b), RK_OK);
     ck_assert_int_eq(b.row[m], 0);     /* slack: logical basic */
     ck_assert_int_ne(b.row[m + 1], 0); /* binding */
     ck_assert_int_eq(b.row[m + 2], 0);
-    rk_basis_free(&b);
+    spx_basis_free(&b);
     char *drop = calloc((size_t)(m + 3), 1);
     drop[m + 1] = 1;
-    ck_assert_int_eq(rk_simplex_remove_rows(s, drop), RK_EINPUT); /* binding: refused, nothing changed */
-    ck_assert_int_eq(rk_simplex_num_rows(s), m + 3);
+    ck_assert_int_eq(spx_remove_rows(s, drop), RK_EINPUT); /* binding: refused, nothing changed */
+    ck_assert_int_eq(spx_num_rows(s), m + 3);
     drop[m + 1] = 0;
     drop[m] = drop[m + 2] = 1;
-    ck_assert_int_eq(rk_simplex_remove_rows(s, drop), RK_OK);
-    ck_assert_int_eq(rk_simplex_num_rows(s), m + 1);
-    long it0 = rk_simplex_iterations(s);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    ck_assert_int_eq(rk_simplex_iterations(s), it0);
-    ck_assert_double_le(rel_err(rk_simplex_objective(s), z3), 1e-9);
+    ck_assert_int_eq(spx_remove_rows(s, drop), RK_OK);
+    ck_assert_int_eq(spx_num_rows(s), m + 1);
+    long it0 = spx_iterations(s);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_int_eq(spx_iterations(s), it0);
+    ck_assert_double_le(rel_err(spx_objective(s), z3), 1e-9);
     double ax[1024];
     ck_assert_int_le(m + 1, 1024);
-    rk_simplex_get_row_activity(s, ax);
+    spx_get_row_activity(s, ax);
     ck_assert_double_le(ax[m], 0.9 * act + 1e-7 * fmax(1, act));
     /* still a working engine: a bound change and a new row, against a cold
      * solve of the same LP */
-    rk_simplex_set_col_bounds(s, 0, 0, 0);
+    spx_set_col_bounds(s, 0, 0, 0);
     double ub2[1] = {0.8 * act};
     int st2[2] = {0, n};
-    ck_assert_int_eq(rk_simplex_add_rows(s, 1, clb, ub2, st2, ci, cv), RK_OK);
-    rk_lp_status st = rk_simplex_solve(s, NULL);
+    ck_assert_int_eq(spx_add_rows(s, 1, clb, ub2, st2, ci, cv), RK_OK);
+    rk_lp_status st = spx_solve(s, NULL);
     rk_lp_set_col_bounds(lp, 0, 0, 0);
     int r = rk_lp_add_row(lp, "cut1", -INF, 0.9 * act);
     rk_lp_add_row_coefs(lp, r, n, ci, cv);
@@ -463,10 +463,10 @@ START_TEST(test_remove_rows) {
     rk_lp_add_row_coefs(lp, r, n, ci, cv);
     double cobj;
     ck_assert_int_eq(st, solve_engine(lp, &cobj));
-    if (st == RK_LP_OPTIMAL) ck_assert_double_le(rel_err(rk_simplex_objective(s), cobj), 1e-7);
+    if (st == RK_LP_OPTIMAL) ck_assert_double_le(rel_err(spx_objective(s), cobj), 1e-7);
     ck_assert(z3 >= z - 1e-9);
     free(drop); free(x); free(ci); free(cv); free(cst); free(ci3); free(cv3);
-    rk_simplex_free(s);
+    spx_free(s);
     rk_lp_free(lp);
 }
 END_TEST
@@ -546,38 +546,38 @@ END_TEST
 START_TEST(test_limits_and_resume) {
     rk_lp *lp = read_netlib("degen2");
     rk_error err;
-    rk_simplex *s = rk_simplex_new(lp, &err);
-    rk_simplex_opts o;
-    rk_simplex_opts_default(&o);
+    spx *s = spx_new(lp, &err);
+    spx_opts o;
+    spx_opts_default(&o);
     o.iter_limit = 10;
-    ck_assert_int_eq(rk_simplex_solve(s, &o), RK_LP_ITER_LIMIT);
-    ck_assert_int_le(rk_simplex_iterations(s), 12);
+    ck_assert_int_eq(spx_solve(s, &o), RK_LP_ITER_LIMIT);
+    ck_assert_int_le(spx_iterations(s), 12);
     o.iter_limit = 0;
     o.time_limit = 1e-9;
-    rk_lp_status st = rk_simplex_solve(s, &o);
+    rk_lp_status st = spx_solve(s, &o);
     ck_assert(st == RK_LP_TIME_LIMIT || st == RK_LP_OPTIMAL);
-    ck_assert_int_eq(rk_simplex_solve(s, NULL), RK_LP_OPTIMAL);
-    ck_assert_double_le(rel_err(rk_simplex_objective(s), -1435.178), 1e-6);
+    ck_assert_int_eq(spx_solve(s, NULL), RK_LP_OPTIMAL);
+    ck_assert_double_le(rel_err(spx_objective(s), -1435.178), 1e-6);
     double *d = malloc((size_t)lp->n * sizeof *d);
-    rk_simplex_get_reduced_costs(s, d);
+    spx_get_reduced_costs(s, d);
     /* reduced costs of a minimization optimum: >= 0 at lower, <= 0 at upper */
-    rk_basis b;
-    ck_assert_int_eq(rk_simplex_get_basis(s, &b), RK_OK);
+    spx_basis b;
+    ck_assert_int_eq(spx_get_basis(s, &b), RK_OK);
     for (int j = 0; j < lp->n; j++) {
         if (b.col[j] == 1 && lp->col_lb[j] < lp->col_ub[j]) ck_assert_double_ge(d[j], -1e-6);
         if (b.col[j] == 2 && lp->col_lb[j] < lp->col_ub[j]) ck_assert_double_le(d[j], 1e-6);
         if (b.col[j] == 0) ck_assert_double_eq(d[j], 0.0);
     }
-    rk_basis_free(&b);
+    spx_basis_free(&b);
     free(d);
-    rk_simplex_free(s);
+    spx_free(s);
     rk_lp_free(lp);
 }
 END_TEST
 
 static int int_cmp(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
 
-/* rk_sort_ints sorts like qsort: random lists with and without duplicates,
+/* sort_ints sorts like qsort: random lists with and without duplicates,
  * sorted and reversed ones, empty and long ones. */
 START_TEST(test_sort_ints) {
     unsigned long long seed = 7;
@@ -595,7 +595,7 @@ START_TEST(test_sort_ints) {
         }
         memcpy(b, a, (size_t)n * sizeof *a);
         qsort(b, (size_t)n, sizeof *b, int_cmp);
-        rk_sort_ints(a, n);
+        sort_ints(a, n);
         ck_assert_msg(n == 0 || memcmp(a, b, (size_t)n * sizeof *a) == 0, "trial %d (%ld entries)", trial, n);
         free(a);
         free(b);

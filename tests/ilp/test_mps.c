@@ -65,9 +65,9 @@ static void assert_same_lp(const rk_lp *a, const rk_lp *b) {
         ck_assert_msg(same_double(a->row_lb[i], b->row_lb[i]), "row lb of %s", a->row_name[i]);
         ck_assert_msg(same_double(a->row_ub[i], b->row_ub[i]), "row ub of %s", a->row_name[i]);
     }
-    rk_lp_csc A, B;
-    ck_assert_int_eq(rk_lp_matrix(a, &A), 0);
-    ck_assert_int_eq(rk_lp_matrix(b, &B), 0);
+    lp_csc A, B;
+    ck_assert_int_eq(lp_matrix(a, &A), 0);
+    ck_assert_int_eq(lp_matrix(b, &B), 0);
     ck_assert_int_eq((int)A.nnz, (int)B.nnz);
     for (int j = 0; j <= a->n; j++) ck_assert_int_eq((int)A.start[j], (int)B.start[j]);
     for (long p = 0; p < A.nnz; p++) {
@@ -103,8 +103,8 @@ static int row_of(const rk_lp *lp, const char *name) {
 }
 
 static double coef(const rk_lp *lp, const char *row, const char *col) {
-    rk_lp_csc A;
-    ck_assert_int_eq(rk_lp_matrix(lp, &A), 0);
+    lp_csc A;
+    ck_assert_int_eq(lp_matrix(lp, &A), 0);
     int i = row_of(lp, row), j = col_of(lp, col);
     for (long p = A.start[j]; p < A.start[j + 1]; p++)
         if (A.index[p] == i) return A.value[p];

@@ -380,22 +380,23 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         for (int c = 0; c < nb; c++)
             if (depends(&B[c], &B[a])) ndep[a]++;
     int n_done = 0, failed = 0;
+    omp_lock_t sched; /* this grid's own lock: no global named critical */
+    omp_init_lock(&sched);
 #pragma omp parallel num_threads(nt)
     for (;;) {
         int pick = -1, finish = 0;
-#pragma omp critical(cm_grid_sched)
-        {
-            if (n_done == nb || failed) {
-                finish = 1;
-            } else {
-                for (int a = 0; a < nb; a++) {
-                    if (started[a] || ndep[a] > 0) continue;
-                    if (pick < 0 || B[a].level < B[pick].level || (B[a].level == B[pick].level && rank[a] < rank[pick]))
-                        pick = a;
-                }
-                if (pick >= 0) started[pick] = 1;
+        omp_set_lock(&sched);
+        if (n_done == nb || failed) {
+            finish = 1;
+        } else {
+            for (int a = 0; a < nb; a++) {
+                if (started[a] || ndep[a] > 0) continue;
+                if (pick < 0 || B[a].level < B[pick].level || (B[a].level == B[pick].level && rank[a] < rank[pick]))
+                    pick = a;
             }
+            if (pick >= 0) started[pick] = 1;
         }
+        omp_unset_lock(&sched);
         if (finish) break;
         if (pick < 0) {
             struct timespec ts = {0, 200000};
@@ -403,14 +404,14 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
             continue;
         }
         solve_one(m, p, B, nall, pick);
-#pragma omp critical(cm_grid_sched)
-        {
-            n_done++;
-            if (B[pick].st) failed = 1;
-            for (int a = 0; a < nb; a++)
-                if (depends(&B[pick], &B[a])) ndep[a]--;
-        }
+        omp_set_lock(&sched);
+        n_done++;
+        if (B[pick].st) failed = 1;
+        for (int a = 0; a < nb; a++)
+            if (depends(&B[pick], &B[a])) ndep[a]--;
+        omp_unset_lock(&sched);
     }
+    omp_destroy_lock(&sched);
     for (int a = 0; a < nb && !r; a++)
         if (B[ord[a]].st) {
             *err = B[ord[a]].err;

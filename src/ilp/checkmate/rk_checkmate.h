@@ -56,7 +56,7 @@ typedef struct {
     void *solve_ctx;
 } rk_checkmate_params;
 
-void rk_checkmate_params_default(rk_checkmate_params *p);
+RK_API void rk_checkmate_params_default(rk_checkmate_params *p);
 
 /* Counters of a grid (or of a chain of grids: they add up). */
 typedef struct {
@@ -82,25 +82,25 @@ typedef struct rk_checkmate_model rk_checkmate_model;
 /* Build the model of finalized graph g (stages = g->topo).  Fails with
  * RK_EINPUT when g is outside what the model supports (a non-grad data node
  * with several producers). */
-rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err);
-void rk_checkmate_model_free(rk_checkmate_model *m);
+RK_API rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err);
+RK_API void rk_checkmate_model_free(rk_checkmate_model *m);
 
 /* The LP for budgets (m_peak, m_save) (m_save < 0: no M_save row).  Its
  * objective is the recomputation time (the time of every node once is left
  * out; decoding adds it back).  Sets
  * *lp = NULL and returns RK_EINFEASIBLE when presolve alone proves the budget
  * infeasible (a step whose fixed memory exceeds m_peak). */
-rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save,
+RK_API rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save,
                                 rk_lp **lp, rk_error *err);
 
 /* Sizes of the model's LP (same for every budget). */
-int rk_checkmate_model_num_cols(const rk_checkmate_model *m);
-int rk_checkmate_model_num_rows(const rk_checkmate_model *m);
+RK_API int rk_checkmate_model_num_cols(const rk_checkmate_model *m);
+RK_API int rk_checkmate_model_num_rows(const rk_checkmate_model *m);
 
 /* Decode solution x (n_cols values, rounded to 0/1 here) into the ops of the
  * whole schedule in stage/step order (block field 0, local indices), and its
  * objective recomputed from the rounded values. */
-rk_status rk_checkmate_model_decode_ops(const rk_checkmate_model *m, const double *x,
+RK_API rk_status rk_checkmate_model_decode_ops(const rk_checkmate_model *m, const double *x,
                                         rk_op **ops, int *n_ops, double *objective,
                                         rk_error *err);
 
@@ -108,7 +108,7 @@ rk_status rk_checkmate_model_decode_ops(const rk_checkmate_model *m, const doubl
  * evaluate it with rk_option_evaluate and check it against the ILP: peak <=
  * m_peak, saved <= m_save (if m_save >= 0), simulated time == objective
  * (relative 1e-9).  Any mismatch: RK_EFAIL, "BUG: ...". */
-rk_status rk_checkmate_model_decode_option(const rk_checkmate_model *m, const double *x,
+RK_API rk_status rk_checkmate_model_decode_option(const rk_checkmate_model *m, const double *x,
                                            int64_t m_peak, int64_t m_save, rk_option *opt,
                                            double *objective, rk_error *err);
 
@@ -116,7 +116,7 @@ rk_status rk_checkmate_model_decode_option(const rk_checkmate_model *m, const do
  * m_save.  RK_EINFEASIBLE when there is none.  *optimal (may be NULL) is set
  * to 1 when proven optimal, 0 when the time limit stopped the solver (the
  * best schedule found is returned).  *gap (may be NULL): its relative gap. */
-rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m_save,
+RK_API rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m_save,
                                     const rk_checkmate_params *p, rk_option *opt,
                                     double *objective, int *optimal, double *gap,
                                     rk_error *err);
@@ -126,7 +126,7 @@ rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m
 /* The M_peak range of g's grid: min_peak = the smallest peak of any schedule
  * of the model (an ILP that minimises the peak; without M_save), max_peak =
  * rk_option_keep_all's peak. */
-rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p,
+RK_API rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p,
                                   int64_t *min_peak, int64_t *max_peak, rk_error *err);
 
 /* All options of one block class: the grid grid_peak x grid_save, M_peak
@@ -135,7 +135,7 @@ rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *
  * fwd_peak, bwd_time, bwd_peak) and sorted by (saved, fwd_peak, bwd_peak,
  * fwd_time, bwd_time).  *opts is malloc'ed (free each with rk_option_free,
  * then free()).  st may be NULL. */
-rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p,
+RK_API rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p,
                                      rk_option **opts, int *n, rk_checkmate_stats *st,
                                      rk_error *err);
 
@@ -143,10 +143,10 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
  * class_opts[c] / class_n[c] for c < ch->n_classes, malloc'ed; free with
  * rk_checkmate_chain_options_free.  The export prefix of class c is
  * "<export_prefix or class>_c<c>".  st (may be NULL) sums over classes. */
-rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p,
+RK_API rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p,
                                      rk_option ***class_opts, int **class_n,
                                      rk_checkmate_stats *st, rk_error *err);
-void rk_checkmate_chain_options_free(int n_classes, rk_option **class_opts, int *class_n);
+RK_API void rk_checkmate_chain_options_free(int n_classes, rk_option **class_opts, int *class_n);
 
 /* ------------------------------------------------- whole-graph Checkmate */
 
@@ -161,12 +161,12 @@ typedef struct {
     int *d_block, *d_local;
 } rk_checkmate_flat;
 
-rk_status rk_checkmate_flatten(const rk_chain *ch, rk_checkmate_flat *flat, rk_error *err);
-void rk_checkmate_flat_free(rk_checkmate_flat *flat);
+RK_API rk_status rk_checkmate_flatten(const rk_chain *ch, rk_checkmate_flat *flat, rk_error *err);
+RK_API void rk_checkmate_flat_free(rk_checkmate_flat *flat);
 
 /* Map a schedule of the flattened graph (ops with local = flattened indices)
  * to a chain-level schedule. */
-rk_status rk_checkmate_flat_to_schedule(const rk_checkmate_flat *flat, const rk_op *ops, int n_ops,
+RK_API rk_status rk_checkmate_flat_to_schedule(const rk_checkmate_flat *flat, const rk_op *ops, int n_ops,
                                         rk_schedule *s, rk_error *err);
 
 /* What rk_checkmate_chain_solve did.  "The model" is the rk-Checkmate
@@ -211,12 +211,12 @@ typedef struct {
  * found none in time) and no seed fits.  `s` must be initialised
  * (rk_schedule_init); it is replaced on success.  info and seeds may be
  * NULL. */
-rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_checkmate_params *p,
+RK_API rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_checkmate_params *p,
                                    const rk_schedule *seeds, int n_seeds, rk_schedule *s,
                                    rk_checkmate_chain_info *info, rk_error *err);
 
 /* rk_checkmate_chain_solve without seeds; *gap (may be NULL): info.gap. */
-rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
+RK_API rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
                                       const rk_checkmate_params *p, rk_schedule *s,
                                       double *gap, rk_error *err);
 
@@ -224,7 +224,7 @@ rk_status rk_checkmate_chain_schedule(const rk_chain *ch, int64_t budget,
  * the model that fits it (RK_EINFEASIBLE when the greedy finds none);
  * budget <= 0, the least peak the greedy finds.  Replayed by rk_simulate;
  * algo "checkmate-greedy". */
-rk_status rk_checkmate_chain_greedy(const rk_chain *ch, int64_t budget, rk_schedule *s, rk_error *err);
+RK_API rk_status rk_checkmate_chain_greedy(const rk_chain *ch, int64_t budget, rk_schedule *s, rk_error *err);
 
 #ifdef __cplusplus
 }
