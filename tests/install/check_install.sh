@@ -93,10 +93,18 @@ for kind in static shared; do
     build_example solve_chain $kind
 
     # A MILP (p0033) and an LP (afiro) read from .mps.gz, against the optima of OPTIMA.tsv.
-    run "$tmp/milp_solve-$kind" "$data/miplib3/p0033.mps.gz" 60 >"$tmp/p0033.out"
+    # The library prints nothing by itself; -v routes the solver's log lines
+    # through the example's callback (rk_milp_params.log), same result.
+    run "$tmp/milp_solve-$kind" "$data/miplib3/p0033.mps.gz" 60 >"$tmp/p0033.out" 2>"$tmp/err"
     expect_line "$tmp/p0033.out" "problem 16 rows 33 columns 33 integer"
     expect_line "$tmp/p0033.out" "status optimal"
     expect_line "$tmp/p0033.out" "objective $(optimum miplib3 p0033)"
+    [ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "milp_solve-$kind printed on stderr with its log silenced"; }
+    run "$tmp/milp_solve-$kind" -v "$data/miplib3/p0033.mps.gz" 60 >"$tmp/p0033v.out" 2>"$tmp/err"
+    cmp -s "$tmp/p0033.out" "$tmp/p0033v.out" || fail "milp_solve-$kind -v: another result"
+    nlog=$(grep -c "^$tmp/milp_solve-$kind \[[IDW]\] " "$tmp/err" || true)
+    [ "$nlog" -gt 0 ] && [ "$nlog" = "$(wc -l <"$tmp/err")" ] ||
+        { cat "$tmp/err" >&2; fail "milp_solve-$kind -v: the log lines above did not all come through the callback"; }
     run "$tmp/milp_solve-$kind" "$data/netlib/afiro.mps.gz" >"$tmp/afiro.out"
     expect_line "$tmp/afiro.out" "status optimal"
     expect_line "$tmp/afiro.out" "objective $(optimum netlib afiro)"
@@ -109,7 +117,8 @@ for kind in static shared; do
     # A chain traced from GPT-2 (2 layers), solved by rockmate (3x3 grid) at 150 kB;
     # the schedule file is replayed by the installed rkmate.
     rks=$tmp/gpt2-$kind.rks
-    run "$tmp/solve_chain-$kind" "$data/chains/gpt2_l2.rkg" 150kB "$rks" rockmate 3x3 >"$tmp/chain.out"
+    run "$tmp/solve_chain-$kind" "$data/chains/gpt2_l2.rkg" 150kB "$rks" rockmate 3x3 >"$tmp/chain.out" 2>"$tmp/err"
+    [ ! -s "$tmp/err" ] || { cat "$tmp/err" >&2; fail "solve_chain-$kind printed on stderr"; }
     expect_line "$tmp/chain.out" "chain 9 blocks 7 classes"
     expect_line "$tmp/chain.out" "algorithm rockmate"
     peak=$(awk '$1 == "simulated" { print $2 }' "$tmp/chain.out")
@@ -128,7 +137,7 @@ PY
     run "$tmp/solve_chain-$kind" "$data/chains/gpt2_l2.rkg" 10kB "$tmp/none.rks" rotor >/dev/null 2>"$tmp/err" || st=$?
     [ $st = 3 ] && grep -q "smallest budget that works" "$tmp/err" && [ ! -e "$tmp/none.rks" ] ||
         { cat "$tmp/err" >&2; fail "solve_chain-$kind below the smallest budget: exit $st"; }
-    echo "examples ($kind): p0033 $(optimum miplib3 p0033), afiro $(optimum netlib afiro), gpt2_l2 at 150 kB: peak $peak"
+    echo "examples ($kind): p0033 $(optimum miplib3 p0033) ($nlog log lines through the callback with -v), afiro $(optimum netlib afiro), gpt2_l2 at 150 kB: peak $peak"
 done
 
 # ------------------------------------------------------- exported symbols
