@@ -31,13 +31,13 @@ fail() { echo "check_install: FAIL: $*" >&2; exit 1; }
 dest=$tmp/root
 meson install -C "$build" --no-rebuild --destdir "$dest" --quiet >"$tmp/install.log" 2>&1 ||
     { cat "$tmp/install.log" >&2; fail "meson install -C $build --destdir $dest"; }
-pc=$(find "$dest" -name rkmate.pc | head -n 1)
+pc=$(find "$dest" -name rkmate.pc -print -quit)
 [ -n "$pc" ] || fail "no rkmate.pc installed under $dest"
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$dest
 in_dest() { case "$1" in "$dest"/*) echo "$1" ;; *) echo "$dest$1" ;; esac; } # pkgconf adds the sysroot itself
 libdir=$(in_dest "$(pkg-config --variable=libdir rkmate)")
 incdir=$(in_dest "$(pkg-config --variable=includedir rkmate)")/rkmate
-bindir=$(dirname "$(find "$dest" -path '*/bin/rkmate' -type f | head -n 1)")
+bindir=$(dirname "$(find "$dest" -path '*/bin/rkmate' -type f -print -quit)")
 [ -d "$incdir" ] || fail "no installed header folder $incdir"
 [ -f "$libdir/librkmate.a" ] && [ -f "$libdir/librkmate.so" ] ||
     fail "librkmate.a and librkmate.so are not both in $libdir"
@@ -73,13 +73,15 @@ build_example() { # NAME KIND
         # shellcheck disable=SC2086
         $CC -std=c11 -Wall -Wextra -Werror -static "$src/examples/$1.c" $(pkg-config --cflags --libs --static rkmate) \
             -o "$out" 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "$1: static link with pkg-config --static rkmate"; }
-        if readelf -d "$out" 2>/dev/null | grep -q NEEDED; then fail "$1 (static) needs shared libraries"; fi
+        readelf -d "$out" >"$tmp/dyn" 2>&1 || true # (no pipe into grep -q: pipefail and SIGPIPE)
+        if grep -q NEEDED "$tmp/dyn"; then fail "$1 (static) needs shared libraries"; fi
     else
         # shellcheck disable=SC2086
         $CC -std=c11 -Wall -Wextra -Werror "$src/examples/$1.c" $(pkg-config --cflags --libs rkmate) \
             -o "$out" 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "$1: link with pkg-config rkmate (shared)"; }
-        LD_LIBRARY_PATH=$libdir ldd "$out" | grep -q "librkmate.so => $libdir/" ||
-            fail "$1 (shared) does not load the installed librkmate.so"
+        LD_LIBRARY_PATH=$libdir ldd "$out" >"$tmp/ldd"
+        grep -qF "librkmate.so => $libdir/" "$tmp/ldd" ||
+            { cat "$tmp/ldd" >&2; fail "$1 (shared) does not load the installed librkmate.so"; }
     fi
 }
 expect_line() { # FILE LINE
