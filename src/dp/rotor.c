@@ -3,7 +3,7 @@
  * with all its m cells, in parallel; a row waits only for its two direct
  * sub-rows, so no barrier between lengths), the least-memory table that
  * bounds each row from below, rk-Rotor-Build (the plan of the optimum) and
- * the smallest feasible budget. */
+ * the smallest feasible budget.  The chain view it works on is dp_chain.c. */
 #include <math.h>
 #include <omp.h>
 #include <sched.h>
@@ -12,74 +12,6 @@
 #include <string.h>
 
 #include "dp_internal.h"
-
-/* ------------------------------------------------------------ chain view */
-
-rk_status dp_chain_init(dp_chain *d, const rk_dp_costs *c, rk_error *err) {
-    memset(d, 0, sizeof *d);
-    int L = c->n_blocks;
-    d->L = L;
-    d->c = c;
-    d->act = calloc((size_t)L + 1, sizeof *d->act);
-    d->dgr = calloc((size_t)L + 1, sizeof *d->dgr);
-    d->G = calloc((size_t)L + 1, sizeof *d->G);
-    if (!d->act || !d->dgr || !d->G) {
-        dp_chain_free(d);
-        return rk_fail(err, RK_ENOMEM, "out of memory");
-    }
-    d->act[0] = c->classes[c->block_class[0]].input_size;
-    for (int t = 1; t <= L; t++) {
-        const rk_dp_class_cost *p = &c->classes[c->block_class[t - 1]];
-        d->act[t] = p->output_size;
-        d->dgr[t] = t < L ? p->output_grad_size : 0;
-        d->G[t] = t < L ? d->act[t] + d->dgr[t] : 0;
-    }
-    return RK_OK;
-}
-
-void dp_chain_free(dp_chain *d) {
-    free(d->act);
-    free(d->dgr);
-    free(d->G);
-    memset(d, 0, sizeof *d);
-}
-
-/* ------------------------------------------------------------ need table */
-
-rk_status dp_need_table(const dp_chain *d, int64_t u, int64_t *need, rk_error *err) {
-    (void)err;
-    int L = d->L, W = L + 1;
-    for (int i = 0; i < W * W; i++) need[i] = DP_NEED_INF;
-    for (int len = 1; len <= L; len++)
-        for (int s = 0; s + len <= L; s++) {
-            int t = s + len;
-            int nopt = dp_cls(d, s)->n_options;
-            int64_t best = DP_NEED_INF;
-            if (len == 1) {
-                for (int o = 1; o < nopt; o++) {
-                    int64_t v = dp_base_need(d, s, o, u);
-                    if (v < best) best = v;
-                }
-            } else {
-                int64_t sub = need[(s + 1) * W + t];
-                if (sub < DP_NEED_INF)
-                    for (int o = 1; o < nopt; o++) {
-                        int64_t v = dp_max(dp_case1_thr(d, s, t, o, u), dp_case1_shift(d, s, o, u) + sub);
-                        if (v < best) best = v;
-                    }
-                int64_t chain = 0, sh2 = dp_ceil(d->act[s], u);
-                for (int i = s + 1; i < t; i++) {
-                    chain = dp_chain_step(d, s, i - 1, chain);
-                    int64_t a = need[i * W + t], b = need[s * W + i];
-                    if (a >= DP_NEED_INF || b >= DP_NEED_INF) continue;
-                    int64_t v = dp_max(dp_max(dp_ceil(chain + d->G[t], u), sh2 + a), b);
-                    if (v < best) best = v;
-                }
-            }
-            need[s * W + t] = best;
-        }
-    return RK_OK;
-}
 
 /* ------------------------------------------------------------ the table */
 

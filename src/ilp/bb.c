@@ -12,116 +12,10 @@
 
 #include "bb_internal.h"
 
-/* ------------------------------------------------------------ API bits */
-
-void rk_milp_params_default(rk_milp_params *p) {
-    memset(p, 0, sizeof *p);
-    p->gap = 1e-6;
-    p->known_bound = -INFINITY;
-}
-
-void rk_milp_pseudocosts_free(rk_milp_pseudocosts *pc) {
-    if (!pc) return;
-    for (int d = 0; d < 2; d++) {
-        free(pc->sum[d]);
-        free(pc->cnt[d]);
-        pc->sum[d] = NULL;
-        pc->cnt[d] = NULL;
-    }
-    pc->n = 0;
-}
-
-void rk_milp_result_free(rk_milp_result *res) {
-    if (!res) return;
-    free(res->x);
-    res->x = NULL;
-    rk_milp_pseudocosts_free(&res->pseudocosts);
-}
-
-const char *rk_milp_status_name(rk_milp_status s) {
-    switch (s) {
-    case RK_MILP_OPTIMAL: return "optimal";
-    case RK_MILP_INFEASIBLE: return "infeasible";
-    case RK_MILP_UNBOUNDED: return "unbounded";
-    case RK_MILP_TIME_LIMIT: return "time_limit";
-    case RK_MILP_ERROR: return "error";
-    }
-    return "error";
-}
-
 /* ------------------------------------------------------------ helpers */
-
-double bb_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double bb_elapsed(const bb_ctx *c) { return bb_now() - c->t0; }
-
-int bb_time_up(const bb_ctx *c) {
-    return c->par->time_limit > 0 && bb_elapsed(c) >= c->par->time_limit;
-}
-
-/* Nodes with a bound at or above this cannot improve the incumbent by more
- * than the requested gap. */
-double bb_cutoff(const bb_ctx *c) {
-    if (!c->has_inc) return INFINITY;
-    double g = c->par->gap > 0 ? c->par->gap : 0;
-    double tol = fmax(g * fmax(fabs(c->inc_z), 1.0), 1e-9 * fmax(fabs(c->inc_z), 1.0));
-    double cut = c->inc_z - tol;
-    if (c->obj_step > 0) {
-        /* every solution value is a multiple of the step (+ constant): a node
-         * helps only if it may hold a value one step below the incumbent.
-         * inc_z, node bounds (bb_node_bound) and this cutoff all include the
-         * constant; the rounding works on value - obj_const, so a constant
-         * that is not a multiple of the step is handled, and the simplex
-         * cutoff (bb_solve_lp) must get this value unchanged. */
-        double d = c->obj_step;
-        double k = (ceil((c->inc_z - c->obj_const) / d - 1e-6) - 1 + 1e-6) * d + c->obj_const;
-        if (k < cut) cut = k;
-    }
-    return cut;
-}
 
 void bb_note_pruned(bb_ctx *c, double bound) {
     if (bound < c->prune_min) c->prune_min = bound;
-}
-
-void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub) {
-    for (int j = 0; j < c->n; j++) {
-        if (lb[j] != c->slb[j] || ub[j] != c->sub[j]) {
-            spx_set_col_bounds(c->lps, j, lb[j], ub[j]);
-            c->slb[j] = lb[j];
-            c->sub[j] = ub[j];
-        }
-    }
-}
-
-rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
-    spx_opts o;
-    spx_opts_default(&o);
-    o.iter_limit = iter_limit;
-    if (c->par->time_limit > 0) {
-        double left = c->par->time_limit - bb_elapsed(c);
-        o.time_limit = left > 1e-3 ? left : 1e-3;
-    }
-    o.cutoff = INFINITY;
-    /* the simplex compares the min-form objective *including* the constant
-     * (simplex.h), the same scale as inc_z and bb_cutoff: pass it unchanged.
-     * (Subtracting obj_const here cut off nodes that could still improve on
-     * the incumbent whenever c0 > 0, e.g. an MPS objective-row RHS.) */
-    if ((with_cutoff & BB_LP_CUTOFF) && c->has_inc) o.cutoff = bb_cutoff(c);
-    o.trial = (with_cutoff & BB_LP_TRIAL) != 0;
-    return spx_solve(c->lps, &o);
-}
-
-void bb_read_lp(bb_ctx *c) {
-    c->z = c->sense * spx_objective(c->lps);
-    spx_get_x(c->lps, c->x);
-    spx_get_reduced_costs(c->lps, c->d);
-    if (c->sense < 0)
-        for (int j = 0; j < c->n; j++) c->d[j] = -c->d[j];
 }
 
 /* All rows basic, columns at a finite bound (or free at zero). */
@@ -169,12 +63,6 @@ static void bb_reduced_cost_fixing(bb_ctx *c, double *lb, double *ub) {
         }
     }
     bb_debug_domain(c, was_in, lb, ub, "reduced-cost fixing");
-}
-
-rk_lp *bb_model_copy(const bb_ctx *c, const double *lb, const double *ub) {
-    const rk_lp *lp = c->lp;
-    return lp_assemble(lp, c->n, NULL, lp->obj, lb, ub, c->m, NULL, lp->row_lb, lp->row_ub, c->row_start, c->row_idx,
-                          c->row_val);
 }
 
 static int bb_count_fractional(const bb_ctx *c) {
@@ -555,11 +443,14 @@ static double bb_objective_step(const bb_ctx *c) {
     return 0;
 }
 
+static rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
+
 static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p, rk_error *err) {
     memset(c, 0, sizeof *c);
     c->t0 = bb_now();
     c->lp = lp;
     c->par = p;
+    c->solve_sub_mip = bb_solve_sub_mip;
     c->err = err;
     c->n = lp->n;
     c->m = lp->m;
@@ -673,7 +564,7 @@ rk_status rk_milp_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_result
 }
 
 /* A sub-MIP (RINS): solved by the same search without further sub-MIPs. */
-rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err) {
+static rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err) {
     return bb_solve(lp, p, res, err, 1);
 }
 

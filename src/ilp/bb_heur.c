@@ -345,7 +345,7 @@ static void bb_sub_mip(bb_ctx *c, const double *lb, const double *ub, long node_
     p.seed = c->par->seed;
     rk_milp_result r;
     rk_error e;
-    if (ok && bb_solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
+    if (ok && c->solve_sub_mip(sub, &p, &r, &e) == RK_OK) {
         c->lp_iter_base += r.iterations;
         if (r.has_solution && r.x) bb_offer_solution(c, r.x, name);
         rk_milp_result_free(&r);

@@ -1,12 +1,15 @@
 /* bb_internal.h — the branch-and-bound solve context shared by the bb_*.c
  * files (one concept each): bb.c (the search loop and rk_milp_solve),
+ * bb_lp.c (the node LP relaxation, cutoff and clock, called by all the others),
  * bb_aggr.c (aggregation of tied columns, before the search), bb_rows.c
  * (integer rows divided by their gcd), bb_coef.c (coefficient tightening),
  * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
  * bb_probe.c (root probing), bb_branch.c (pseudocost / reliability
  * branching), bb_heur.c (incumbent checks, rounding, diving, RINS and RENS),
  * bb_cuts.c and bb_cover.c (cutting planes at the root), bb_debug.c (the
- * debug-solution checks).
+ * debug-solution checks).  Calls go downward only: bb.c calls the others,
+ * which call bb_lp.c (and bb_debug.c, bb_prop.c, bb_queue.c); the sub-MIPs of
+ * RINS and RENS go back to the search through bb_ctx.solve_sub_mip.
  *
  * Everything is in minimization form: z = sense * (c'x + c0), sense = -1 for
  * a maximize problem.  No global state: one bb_ctx per solve (reentrant). */
@@ -111,8 +114,13 @@ typedef struct bb_ctx {
     double dbg_z;
     int dbg_failed;
     int dbg_prop;
+    /* The sub-MIP solver of RINS and RENS (bb_heur.c), set by bb.c: the
+     * heuristics call the search they are part of through this pointer, so
+     * that no file below bb.c calls up into it. */
+    rk_status (*solve_sub_mip)(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 } bb_ctx;
 
+/* the LP relaxation and the clock (bb_lp.c) */
 double bb_now(void);
 double bb_elapsed(const bb_ctx *c);
 int bb_time_up(const bb_ctx *c);
@@ -163,7 +171,6 @@ void bb_heur_rins(bb_ctx *c);
  * restrict the others to their two nearest integers, and solve that as a
  * small MILP (a first incumbent where diving fails: the Checkmate MILPs). */
 void bb_heur_rens(bb_ctx *c, const double *x);
-rk_status bb_solve_sub_mip(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 
 /* branching: pick a fractional column; returns column, or -1 when the node
  * can be pruned (strong branching proved both children infeasible), or -2
@@ -180,7 +187,7 @@ void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double fr
 size_t bb_cover_work_size(int n);
 int bb_cover_cut(const bb_ctx *c, int row, int dir, void *work, int *idx, double *val, double *rhs, double *eff);
 
-/* LP helpers (bb.c) */
+/* LP helpers (bb_lp.c) */
 void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
 /* with_cutoff: 0, or BB_LP_CUTOFF (stop once the incumbent's cutoff is
  * passed), plus BB_LP_TRIAL for a solve whose state is thrown away. */

@@ -1,4 +1,4 @@
-/* baseline.c — chain schedules without recomputation: keep-everything (the
+/* simple_schedules.c — chain schedules without recomputation: keep-everything (the
  * maximum peak) and free-as-soon-as-possible (the minimum peak achievable
  * without recomputing anything). */
 #include <stdlib.h>

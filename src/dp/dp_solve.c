@@ -1,7 +1,8 @@
-/* baselines.c — the algorithms behind `rkmate solve`: rk-Rotor / Rotor (the
- * DP table, with the keep-all / sqrt(n) / recompute-all plans of the same
- * family as a fallback against slot rounding), and the baselines sqrt(n),
- * keep-everything and recompute-everything; the smallest budget of each. */
+/* dp_solve.c — rk_dp_solve, the DP module's entry point: the algorithms
+ * behind `rkmate solve`, rk-Rotor / Rotor (the DP table, with the keep-all /
+ * sqrt(n) / recompute-all plans of the same family as a fallback against slot
+ * rounding), and the baselines sqrt(n), keep-everything and
+ * recompute-everything; the smallest budget of each. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
