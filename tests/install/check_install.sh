@@ -9,8 +9,9 @@
 #     library, and run on real files of tests/data: an MPS file solved to the
 #     optimum of OPTIMA.tsv, a traced chain solved at a budget, its schedule
 #     replayed by the installed `rkmate simulate`;
-#  3. with --symbols: `nm -D --defined-only librkmate.so` lists only public
-#     names (rk_ and declared by an installed header).
+#  3. with --symbols (needs GCC's -aux-info): `nm -D --defined-only
+#     librkmate.so` lists only public names (rk_ and declared by an installed
+#     header), and every function the core's installed headers declare.
 # usage: check_install.sh BUILD_DIR SOURCE_DIR [--symbols]
 #   env CC (default cc), CXX (default: none, no C++ check)
 set -euo pipefail
@@ -159,6 +160,17 @@ if [ $symbols = 1 ]; then
         sed 's/^/  /' "$tmp/bad.txt" >&2
         fail "nm -D --defined-only librkmate.so"
     fi
-    echo "symbols: librkmate.so exports $(wc -l <"$tmp/exported.txt") names, each rk_ and declared in an installed header"
+    # And the other way: every function the core's headers declare is there
+    # (rk_exec.h's are librkmate_exec.so's).
+    grep -F "/* $incdir/" "$tmp/aux.txt" | grep -vF "/* $incdir/rk_exec.h:" | grep -v '\bstatic\b' |
+        sed -E 's|^/\*[^*]*\*/ *||; s/^([^(]*[ *])([A-Za-z_][A-Za-z0-9_]*) \(.*/\2/' | sort -u >"$tmp/core.txt"
+    comm -23 "$tmp/core.txt" "$tmp/exported.txt" >"$tmp/missing.txt"
+    if [ -s "$tmp/missing.txt" ]; then
+        echo "declared by an installed header but not exported by librkmate.so (RK_API missing?):" >&2
+        sed 's/^/  /' "$tmp/missing.txt" >&2
+        fail "nm -D --defined-only librkmate.so"
+    fi
+    echo "symbols: librkmate.so exports $(wc -l <"$tmp/exported.txt") names, each rk_ and declared in an installed" \
+        "header; the $(wc -l <"$tmp/core.txt") functions its headers declare are all there"
 fi
 echo "check_install: OK"
