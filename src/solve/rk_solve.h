@@ -6,7 +6,9 @@
  * schedule whose simulated peak exceeds the budget or whose simulated time
  * differs from the prediction is never returned: that is RK_EFAIL ("BUG").
  *
- * Options are computed once per solver and reused for every budget. */
+ * Options are computed once per solver and reused for every budget; with
+ * the grid solved in part (the default), each budget may solve more grid
+ * points, which later budgets reuse. */
 #ifndef RK_SOLVE_H
 #define RK_SOLVE_H
 
@@ -38,6 +40,12 @@ typedef struct {
     rk_checkmate_params cm;      /* grid, time limit, export_dir, threads */
     int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
                                     grid (default); 0 = only keep-all/asap/none */
+    int full_grid;               /* rockmate: 1 = solve every point of every
+                                    class's grid when the solver is made (as
+                                    rk_checkmate_chain_options); 0 (default) =
+                                    only the points near the options rk-Rotor
+                                    uses at the budgets asked for (a coarse
+                                    grid, then a pattern search; docs/ilp.md) */
 } rk_solve_params;
 
 RK_API void rk_solve_params_default(rk_solve_params *p);

@@ -20,6 +20,9 @@ struct rk_solver {
     int n_known, cap_known;
     rk_schedule *known;
     int64_t greedy_min_peak; /* 0: not computed yet, -1: none */
+    /* rockmate with the grid solved in part: each used class's grid (NULL
+     * for the others, and when the grid is solved whole) */
+    rk_checkmate_grid **grids;
 };
 
 static const char *algo_names[] = {"rockmate", "rotor", "sqrt", "none", "recompute-all", "checkmate"};
@@ -54,6 +57,152 @@ static rk_dp_algo dp_algo_of(rk_solve_algo a) {
     }
 }
 
+/* info.cm: the grids' counters so far. */
+static rk_status grid_stats(rk_solver *s, rk_error *err) {
+    (void)err;
+    memset(&s->info.cm, 0, sizeof s->info.cm);
+    int first = 1;
+    double wall = 0;
+    for (int c = 0; c < s->ch->n_classes; c++) {
+        if (!s->grids[c]) continue;
+        rk_checkmate_stats s1;
+        rk_checkmate_grid_stats(s->grids[c], &s1);
+        rk_checkmate_stats_add(&s->info.cm, &s1, first);
+        first = 0;
+        wall += s1.wall_s;
+    }
+    s->info.cm.wall_s = wall;
+    return RK_OK;
+}
+
+/* The DP's options and costs again: the built-in options and every grid's
+ * options so far. */
+static rk_status rebuild_options(rk_solver *s, rk_error *err) {
+    const rk_chain *ch = s->ch;
+    rk_dp_options o;
+    rk_status r = rk_dp_options_default(ch, &o, err);
+    if (r) return r;
+    for (int c = 0; c < ch->n_classes && !r; c++) {
+        if (!s->grids[c]) continue;
+        rk_option *co = NULL;
+        int cn = 0;
+        r = rk_checkmate_grid_options(s->grids[c], &co, &cn, err);
+        for (int i = 0; i < cn && !r; i++) r = rk_dp_options_add(&o, c, &co[i], err);
+        for (int i = 0; i < cn; i++) rk_option_free(&co[i]);
+        free(co);
+    }
+    rk_dp_costs cst;
+    if (!r) r = rk_dp_costs_build(ch, &o, &cst, err);
+    if (r) {
+        rk_dp_options_free(&o);
+        return r;
+    }
+    if (s->have_costs) rk_dp_costs_free(&s->costs);
+    rk_dp_options_free(&s->opts);
+    s->opts = o;
+    s->costs = cst;
+    s->have_costs = 1;
+    s->info.n_options = 0;
+    for (int c = 0; c < s->opts.n_classes; c++) s->info.n_options += s->opts.classes[c].n_options;
+    return grid_stats(s, err);
+}
+
+/* The options rk-Rotor uses at `budget` (at the smallest budget it can
+ * reach when none fits): used[c][o] = 1 for option o of class c. */
+static rk_status dp_used_options(rk_solver *s, int64_t budget, char **used, rk_error *err) {
+    rk_dp_plan plan;
+    rk_dp_result dres;
+    memset(&plan, 0, sizeof plan);
+    rk_status r = rk_dp_solve(&s->costs, RK_DP_ROCKMATE, budget, &s->p.dp, &plan, &dres, err);
+    if (!r && !dres.feasible) {
+        int64_t mb = -1;
+        rk_dp_plan_free(&plan);
+        memset(&plan, 0, sizeof plan);
+        r = rk_dp_algo_min_budget(&s->costs, RK_DP_ROCKMATE, &s->p.dp, &mb, err);
+        if (!r && mb > 0) r = rk_dp_solve(&s->costs, RK_DP_ROCKMATE, mb, &s->p.dp, &plan, &dres, err);
+        else dres.feasible = 0;
+    }
+    rk_schedule sch;
+    rk_schedule_init(&sch);
+    if (!r && dres.feasible) r = rk_dp_plan_build(s->ch, &s->opts, &s->costs, &plan, &sch, err);
+    rk_dp_plan_free(&plan);
+    for (int i = 0; i < sch.n_ops && !r; i++) {
+        const rk_op *op = &sch.ops[i];
+        if (op->kind != RK_OP_MARK || op->option <= 0) continue;
+        int c = s->ch->blocks[op->block].cls;
+        if (op->option < s->opts.classes[c].n_options) used[c][op->option] = 1;
+    }
+    rk_schedule_free(&sch);
+    return r;
+}
+
+/* The grid solved in part, for `budget` (docs/ilp.md): a coarse grid of
+ * every class first (every CM_COARSE-th line, both corners), then a pattern
+ * search on the grid lines around the options rk-Rotor uses at this budget
+ * (at its smallest reachable budget when none fits): the unsolved points at
+ * offsets {-h, 0, h}^2 of each used option's points are solved and the DP is
+ * run again; when that adds nothing, h is halved, down to 1.  Points solved
+ * for earlier budgets are kept.  No timing enters: the points solved, and
+ * so the options, are the same for any number of threads. */
+static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
+    const rk_chain *ch = s->ch;
+    int nc = ch->n_classes, nl = 0, P = 0, S = 0;
+    rk_checkmate_grid **live = calloc((size_t)nc + 1, sizeof *live);
+    char **want = calloc((size_t)nc + 1, sizeof *want), **wl = calloc((size_t)nc + 1, sizeof *wl);
+    char **used = calloc((size_t)nc + 1, sizeof *used);
+    rk_status r = (live && want && wl && used) ? RK_OK : rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int c = 0; c < nc && !r; c++) {
+        if (!s->grids[c]) continue;
+        rk_checkmate_grid_size(s->grids[c], &P, &S);
+        want[c] = calloc((size_t)P * (size_t)S, 1);
+        if (!want[c]) r = rk_fail(err, RK_ENOMEM, "out of memory");
+        live[nl] = s->grids[c];
+        wl[nl++] = want[c];
+    }
+    int coarse = (P < S ? P : S) / 5;
+    if (coarse < 1) coarse = 1;
+    int n = 0;
+    for (int c = 0; c < nc && !r; c++)
+        if (s->grids[c]) n += rk_checkmate_grid_want_coarse(s->grids[c], coarse, want[c]);
+    int h = coarse / 2 > 0 ? coarse / 2 : 1;
+    for (int round = 0; !r; round++) {
+        if (n > 0) {
+            r = rk_checkmate_grid_solve(live, nl, wl, err);
+            for (int c = 0; c < nc && want[c]; c++) memset(want[c], 0, (size_t)P * (size_t)S);
+            if (!r) r = rebuild_options(s, err);
+        } else if (round > 0 && s->have_costs) {
+            if (h == 1) break;
+            h /= 2;
+        }
+        if (!r && !s->have_costs) r = rebuild_options(s, err);
+        if (r) break;
+        for (int c = 0; c < nc && !r; c++) {
+            free(used[c]);
+            used[c] = calloc((size_t)s->opts.classes[c].n_options + 1, 1);
+            if (!used[c]) r = rk_fail(err, RK_ENOMEM, "out of memory");
+        }
+        if (!r) r = dp_used_options(s, budget, used, err);
+        n = 0;
+        for (int c = 0; c < nc && !r; c++) {
+            if (!s->grids[c]) continue;
+            for (int o = 0; o < s->opts.classes[c].n_options; o++)
+                if (used[c][o]) n += rk_checkmate_grid_want_near(s->grids[c], &s->opts.classes[c].options[o], h, want[c]);
+        }
+        if (s->p.cm.verbose)
+            rk_log_printf(&s->p.cm.log, RK_LOG_INFO, "rockmate: budget %lld: grid round %d, step %d: %d more points",
+                          (long long)budget, round, h, n);
+    }
+    for (int c = 0; c < nc; c++) {
+        if (want) free(want[c]);
+        if (used) free(used[c]);
+    }
+    free(want);
+    free(wl);
+    free(used);
+    free(live);
+    return r;
+}
+
 rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver **out, rk_error *err) {
     *out = NULL;
     rk_status r = rk_chain_validate(ch, "chain", err);
@@ -68,7 +217,14 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
     if (p->algo == RK_SOLVE_ROCKMATE || p->algo == RK_SOLVE_CHECKMATE) r = rk_dp_options_default(ch, &s->opts, err);
     else r = rk_dp_options_rotor(ch, &s->opts, err);
     if (r) goto fail;
-    if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options) {
+    if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options && !p->full_grid) {
+        /* the grids' points are solved by rk_solver_solve, as the budgets
+         * ask for them (refine_grids) */
+        r = rk_checkmate_chain_grids(ch, &p->cm, &s->grids, err);
+        if (r) goto fail;
+        r = grid_stats(s, err);
+        if (r) goto fail;
+    } else if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options) {
         rk_option **co = NULL;
         int *cn = NULL;
         r = rk_checkmate_chain_options(ch, &p->cm, &co, &cn, &s->info.cm, err);
@@ -97,6 +253,7 @@ void rk_solver_free(rk_solver *s) {
     free(s->known);
     if (s->have_costs) rk_dp_costs_free(&s->costs);
     rk_dp_options_free(&s->opts);
+    rk_checkmate_chain_grids_free(s->ch->n_classes, s->grids);
     free(s);
 }
 
@@ -265,6 +422,12 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
         }
         if (r) return r;
     } else {
+        if (s->grids) {
+            double t1 = omp_get_wtime();
+            r = refine_grids(s, budget, err);
+            s->info.options_time_s += omp_get_wtime() - t1;
+            if (r) return r;
+        }
         rk_dp_plan plan;
         rk_dp_result dres;
         memset(&plan, 0, sizeof plan);

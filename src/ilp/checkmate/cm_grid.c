@@ -34,6 +34,7 @@ typedef struct {
     double time_s;
     rk_status st;
     rk_error err;
+    char done;            /* solved (or answered), in this call or an earlier one */
 } budget;
 
 static int fits(const budget *sol, const budget *b) { return sol->peak <= b->p && sol->saved <= b->s; }
@@ -121,6 +122,8 @@ static int cmp_opt(const void *x, const void *y) {
 static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p, budget *B, int nb, int bi) {
     budget *b = &B[bi];
     const char *prefix = p->export_prefix ? p->export_prefix : "block";
+    /* budgets not solved yet (a grid solved in part, rk_checkmate_grid_solve)
+     * are B_TODO with no owner and no schedule: they are read as absent */
     /* looser budgets: infeasible → infeasible; proven optimum that fits → reuse */
     double kb = -INFINITY;
     for (int k = 0; k < nb; k++) {
@@ -256,49 +259,84 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     rk_milp_result_free(&res);
 }
 
-rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p, rk_option **opts, int *n,
-                                     rk_checkmate_stats *st, rk_error *err) {
+
+/* ------------------------------------------------ the grid, solved lazily */
+
+struct rk_checkmate_grid {
+    const rk_graph *g;
+    rk_checkmate_params p;   /* export_prefix points to prefix[] */
+    char prefix[256];
+    rk_checkmate_model *m;
+    int P, S;
+    int nb, nall;            /* budgets; + the min-peak seed (B[nb]) when there is one */
+    budget *B;
+    int *at;                 /* at[i * S + j]: the budget of grid point (i, j) (duplicates share one) */
+    int *rank;               /* position in the (M_peak desc, M_save desc) order */
+    int64_t min_peak, max_peak;
+    double setup_s;          /* model, peak range (min-peak ILP) */
+    double wall_s;           /* setup and every rk_checkmate_grid_solve */
+};
+
+void rk_checkmate_grid_free(rk_checkmate_grid *gr) {
+    if (!gr) return;
+    if (gr->B)
+        for (int a = 0; a < gr->nall; a++) {
+            free(gr->B[a].x);
+            rk_milp_pseudocosts_free(&gr->B[a].pc);
+            rk_option_free(&gr->B[a].opt);
+        }
+    free(gr->B);
+    free(gr->at);
+    free(gr->rank);
+    rk_checkmate_model_free(gr->m);
+    free(gr);
+}
+
+rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p, rk_checkmate_grid **out,
+                                rk_error *err) {
     double w0 = cm_now();
-    rk_checkmate_params def;
-    if (!p) {
-        rk_checkmate_params_default(&def);
-        p = &def;
-    }
-    *opts = NULL;
-    *n = 0;
-    rk_checkmate_stats local;
-    memset(&local, 0, sizeof local);
-    int P = p->grid_peak > 0 ? p->grid_peak : 20, S = p->grid_save > 0 ? p->grid_save : 20;
-    int64_t minp, maxp;
-    rk_checkmate_model *m = NULL;
-    rk_status r = rk_checkmate_model_build(g, &m, err);
-    if (r) return r;
+    *out = NULL;
+    rk_checkmate_grid *gr = calloc(1, sizeof *gr);
+    if (!gr) return rk_fail(err, RK_ENOMEM, "out of memory");
+    if (p) gr->p = *p;
+    else rk_checkmate_params_default(&gr->p);
+    snprintf(gr->prefix, sizeof gr->prefix, "%s", gr->p.export_prefix ? gr->p.export_prefix : "block");
+    gr->p.export_prefix = gr->prefix;
+    gr->g = g;
+    int P = gr->p.grid_peak > 0 ? gr->p.grid_peak : 20, S = gr->p.grid_save > 0 ? gr->p.grid_save : 20;
+    gr->P = P;
+    gr->S = S;
+    rk_status r = rk_checkmate_model_build(g, &gr->m, err);
+    if (r) goto fail;
     double *xmin = NULL;
-    r = cm_peak_range(g, m, p, &minp, &maxp, &xmin, err);
-    if (r) {
-        rk_checkmate_model_free(m);
-        return r;
-    }
-    local.min_peak = minp;
-    local.max_peak = maxp;
-    int64_t out = g->d[g->output].size;
-    budget *B = calloc((size_t)P * (size_t)S + 1, sizeof *B);
-    rk_option **list = NULL;
-    if (!B) {
+    r = cm_peak_range(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin, err);
+    if (r) goto fail;
+    int64_t minp = gr->min_peak, maxp = gr->max_peak, out_size = g->d[g->output].size;
+    budget *B = gr->B = calloc((size_t)P * (size_t)S + 1, sizeof *B);
+    gr->at = malloc((size_t)P * (size_t)S * sizeof *gr->at);
+    gr->rank = malloc(((size_t)P * (size_t)S + 1) * sizeof *gr->rank);
+    int *ord = malloc(((size_t)P * (size_t)S + 1) * sizeof *ord);
+    if (!B || !gr->at || !gr->rank || !ord) {
         free(xmin);
-        rk_checkmate_model_free(m);
-        return rk_fail(err, RK_ENOMEM, "out of memory");
+        free(ord);
+        r = rk_fail(err, RK_ENOMEM, "out of memory");
+        goto fail;
     }
     int nb = 0;
     for (int i = 0; i < P; i++) {
         int64_t pk = P == 1 ? maxp : minp + (int64_t)((double)(maxp - minp) * i / (P - 1));
         for (int j = 0; j < S; j++) {
-            int64_t sv = S == 1 ? pk : out + (int64_t)((double)(pk - out) * j / (S - 1));
+            int64_t sv = S == 1 ? pk : out_size + (int64_t)((double)(pk - out_size) * j / (S - 1));
             if (sv < 0) sv = 0;
-            /* skip duplicates of an existing budget */
-            int dup = 0;
-            for (int k = 0; k < nb && !dup; k++) dup = B[k].p == pk && B[k].s == sv;
-            if (dup) continue;
+            /* a duplicate of an existing budget is that budget */
+            int dup = -1;
+            for (int k = 0; k < nb && dup < 0; k++)
+                if (B[k].p == pk && B[k].s == sv) dup = k;
+            if (dup >= 0) {
+                gr->at[i * S + j] = dup;
+                continue;
+            }
+            gr->at[i * S + j] = nb;
             B[nb].i = i;
             B[nb].j = j;
             B[nb].p = pk;
@@ -307,14 +345,8 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
             nb++;
         }
     }
+    gr->nb = gr->nall = nb;
     /* order by (p desc, s desc): every looser budget comes first */
-    int *ord = malloc((size_t)nb * sizeof(int));
-    if (!ord) {
-        free(xmin);
-        free(B);
-        rk_checkmate_model_free(m);
-        return rk_fail(err, RK_ENOMEM, "out of memory");
-    }
     for (int a = 0; a < nb; a++) ord[a] = a;
     for (int a = 1; a < nb; a++) {
         int v = ord[a], c = a - 1;
@@ -330,71 +362,105 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
         for (int c = 0; c < a; c++)
             if (looser(&B[ord[c]], b) && B[ord[c]].level + 1 > lev) lev = B[ord[c]].level + 1;
         b->level = lev;
+        gr->rank[ord[a]] = a;
     }
+    free(ord);
     /* the min-peak schedule seeds the incumbents (level -1, never reused as
      * an optimum, not an option) */
-    int nall = nb;
     if (xmin) {
         budget *sd = &B[nb];
         sd->level = -1;
         sd->state = B_UNKNOWN;
         sd->owner = nb;
         sd->i = sd->j = -1;
+        sd->done = 1;
         rk_op *ops = NULL;
         int nops = 0;
         double t2;
-        r = cm_decode_replay(m, xmin, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
+        sd->x = xmin;
+        gr->nall = nb + 1;
+        r = cm_decode_replay(gr->m, xmin, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
         free(ops);
-        if (!r) r = rk_checkmate_model_decode_option(m, xmin, sd->peak, -1, &sd->opt, &sd->obj, err);
-        if (r) {
-            free(xmin);
-            free(ord);
-            free(B);
-            rk_checkmate_model_free(m);
-            return r;
-        }
+        if (!r) r = rk_checkmate_model_decode_option(gr->m, xmin, sd->peak, -1, &sd->opt, &sd->obj, err);
+        if (r) goto fail;
         sd->saved = sd->opt.saved;
         sd->p = sd->peak;
         sd->s = sd->saved;
-        sd->x = xmin;
-        nall = nb + 1;
     }
-    int nt = p->threads > 0 ? p->threads : omp_get_max_threads();
-    /* A budget starts once every budget it depends on is finished (it reads
-     * only those and the seed, so its result does not depend on the timing);
-     * ready budgets go in (level, p desc, s desc) order.  No barrier between
-     * levels: a thread never waits for budgets its next one does not need. */
-    int *ndep = calloc((size_t)nb + 1, sizeof *ndep), *rank = malloc((size_t)nb * sizeof *rank);
-    char *started = calloc((size_t)nb + 1, 1);
-    if (!ndep || !rank || !started) {
-        free(ndep);
-        free(rank);
-        free(started);
-        free(ord);
-        free(B);
-        rk_checkmate_model_free(m);
-        return rk_fail(err, RK_ENOMEM, "out of memory");
+    gr->setup_s = gr->wall_s = cm_now() - w0;
+    *out = gr;
+    return RK_OK;
+fail:
+    rk_checkmate_grid_free(gr);
+    return r;
+}
+
+void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save) {
+    *grid_peak = gr->P;
+    *grid_save = gr->S;
+}
+
+int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j) {
+    if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) return 0;
+    return gr->B[gr->at[i * gr->S + j]].done;
+}
+
+typedef struct {
+    rk_checkmate_grid *gr;
+    int b;       /* budget index */
+    int ndep;    /* unfinished tasks it waits for */
+    char started;
+} grid_task;
+
+rk_status rk_checkmate_grid_solve(rk_checkmate_grid *const *grids, int n_grids, char *const *want, rk_error *err) {
+    double w0 = cm_now();
+    /* the tasks: wanted budgets not solved yet, every grid in one pool */
+    int nt = 0;
+    for (int q = 0; q < n_grids; q++) nt += grids[q]->nb;
+    grid_task *T = calloc((size_t)nt + 1, sizeof *T);
+    if (!T) return rk_fail(err, RK_ENOMEM, "out of memory");
+    nt = 0;
+    for (int q = 0; q < n_grids; q++) {
+        rk_checkmate_grid *gr = grids[q];
+        for (int a = 0; a < gr->nb; a++) {
+            int w = !want || !want[q];
+            for (int k = 0; !w && k < gr->P * gr->S; k++) w = want[q][k] && gr->at[k] == a;
+            if (!w || gr->B[a].done) continue;
+            T[nt].gr = gr;
+            T[nt].b = a;
+            nt++;
+        }
     }
-    for (int a = 0; a < nb; a++) rank[ord[a]] = a;
-    for (int a = 0; a < nb; a++)
-        for (int c = 0; c < nb; c++)
-            if (depends(&B[c], &B[a])) ndep[a]++;
+    /* dependencies within a grid (a budget reads only the budgets it depends
+     * on, which are finished before it starts: the results do not depend on
+     * the timing, nor on the number of threads) */
+    for (int a = 0; a < nt; a++)
+        for (int c = 0; c < nt; c++)
+            if (T[c].gr == T[a].gr && depends(&T[c].gr->B[T[c].b], &T[a].gr->B[T[a].b])) T[a].ndep++;
+    int threads = n_grids > 0 && grids[0]->p.threads > 0 ? grids[0]->p.threads : omp_get_max_threads();
     int n_done = 0, failed = 0;
-    omp_lock_t sched; /* this grid's own lock: no global named critical */
+    /* ready budgets go in (level, grid, M_peak desc, M_save desc) order; no
+     * barrier between levels: a thread never waits for budgets its next one
+     * does not need */
+    omp_lock_t sched; /* this call's own lock: no global named critical */
     omp_init_lock(&sched);
-#pragma omp parallel num_threads(nt)
+#pragma omp parallel num_threads(threads)
     for (;;) {
         int pick = -1, finish = 0;
         omp_set_lock(&sched);
-        if (n_done == nb || failed) {
+        if (n_done == nt || failed) {
             finish = 1;
         } else {
-            for (int a = 0; a < nb; a++) {
-                if (started[a] || ndep[a] > 0) continue;
-                if (pick < 0 || B[a].level < B[pick].level || (B[a].level == B[pick].level && rank[a] < rank[pick]))
+            for (int a = 0; a < nt; a++) {
+                if (T[a].started || T[a].ndep > 0) continue;
+                if (pick < 0) {
                     pick = a;
+                    continue;
+                }
+                const budget *x = &T[a].gr->B[T[a].b], *y = &T[pick].gr->B[T[pick].b];
+                if (x->level < y->level || (x->level == y->level && a < pick)) pick = a;
             }
-            if (pick >= 0) started[pick] = 1;
+            if (pick >= 0) T[pick].started = 1;
         }
         omp_unset_lock(&sched);
         if (finish) break;
@@ -403,130 +469,254 @@ rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_param
             nanosleep(&ts, NULL);
             continue;
         }
-        solve_one(m, p, B, nall, pick);
+        rk_checkmate_grid *gr = T[pick].gr;
+        solve_one(gr->m, &gr->p, gr->B, gr->nall, T[pick].b);
+        gr->B[T[pick].b].done = 1;
         omp_set_lock(&sched);
         n_done++;
-        if (B[pick].st) failed = 1;
-        for (int a = 0; a < nb; a++)
-            if (depends(&B[pick], &B[a])) ndep[a]--;
+        if (gr->B[T[pick].b].st) failed = 1;
+        for (int a = 0; a < nt; a++)
+            if (T[a].gr == gr && depends(&gr->B[T[pick].b], &gr->B[T[a].b])) T[a].ndep--;
         omp_unset_lock(&sched);
     }
     omp_destroy_lock(&sched);
-    for (int a = 0; a < nb && !r; a++)
-        if (B[ord[a]].st) {
-            *err = B[ord[a]].err;
-            r = B[ord[a]].st;
+    rk_status r = RK_OK;
+    for (int a = 0; a < nt && !r; a++) {
+        budget *b = &T[a].gr->B[T[a].b];
+        if (b->st) {
+            *err = b->err;
+            r = b->st;
         }
-    free(ndep);
-    free(rank);
-    free(started);
-    free(ord);
-    /* stats and options */
+    }
+    free(T);
+    double dt = cm_now() - w0;
+    for (int q = 0; q < n_grids; q++) grids[q]->wall_s += dt;
+    return r;
+}
+
+rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opts, int *n, rk_error *err) {
+    *opts = NULL;
+    *n = 0;
+    const rk_option **list = malloc(((size_t)gr->nb + 1) * sizeof *list);
+    if (!list) return rk_fail(err, RK_ENOMEM, "out of memory");
     int nsol = 0;
-    if (!r) {
-        list = malloc((size_t)(nb + 1) * sizeof *list);
-        if (!list) r = rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int a = 0; a < gr->nb; a++)
+        if (gr->B[a].done && gr->B[a].owner == a && gr->B[a].x) list[nsol++] = &gr->B[a].opt;
+    qsort(list, (size_t)nsol, sizeof *list, cmp_opt);
+    rk_option *res = calloc((size_t)nsol + 1, sizeof *res);
+    if (!res) {
+        free(list);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
     }
-    for (int a = 0; a < nb && !r; a++) {
-        budget *b = &B[a];
-        local.n_budgets++;
-        if (b->ilp) {
-            local.n_ilps++;
-            local.sum_cols += b->cols;
-            local.sum_rows += b->rows;
-            if (b->cols > local.max_cols) local.max_cols = b->cols;
-            if (b->rows > local.max_rows) local.max_rows = b->rows;
-            local.solve_time_s += b->time_s;
-        }
-        if (b->state == B_INF) local.n_infeasible++;
-        if (b->state == B_TL || (b->ilp && b->state == B_UNKNOWN)) local.n_timeout++;
-        if (!b->ilp && b->state == B_OPT) local.n_reused++;
-        if (b->owner == a && b->x) list[nsol++] = &b->opt;
-    }
-    rk_option *res = NULL;
     int nres = 0;
-    if (!r) {
-        qsort(list, (size_t)nsol, sizeof *list, cmp_opt);
-        res = calloc((size_t)nsol + 1, sizeof *res);
-        if (!res) r = rk_fail(err, RK_ENOMEM, "out of memory");
-        for (int a = 0; a < nsol && !r; a++) {
-            if (nres > 0 && cmp_opt(&list[a], &list[a - 1]) == 0) continue;
-            if (rk_option_copy(&res[nres], list[a])) r = rk_fail(err, RK_ENOMEM, "out of memory");
-            else nres++;
-        }
-        if (r) {
-            for (int a = 0; a < nres; a++) rk_option_free(&res[a]);
+    for (int a = 0; a < nsol; a++) {
+        if (nres > 0 && cmp_opt(&list[a], &list[a - 1]) == 0) continue;
+        if (rk_option_copy(&res[nres], list[a])) {
+            for (int k = 0; k < nres; k++) rk_option_free(&res[k]);
             free(res);
-            res = NULL;
-            nres = 0;
+            free(list);
+            return rk_fail(err, RK_ENOMEM, "out of memory");
         }
+        nres++;
     }
     free(list);
-    for (int a = 0; a < nall; a++) {
-        free(B[a].x);
-        rk_milp_pseudocosts_free(&B[a].pc);
-        rk_option_free(&B[a].opt);
-    }
-    free(B);
-    rk_checkmate_model_free(m);
-    if (r) return r;
-    local.n_options = nres;
-    local.wall_s = cm_now() - w0;
-    if (st) *st = local;
     *opts = res;
     *n = nres;
     return RK_OK;
 }
 
-rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p, rk_option ***class_opts,
-                                     int **class_n, rk_checkmate_stats *st, rk_error *err) {
-    double w0 = cm_now();
+int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o, int step, char *want) {
+    int added = 0;
+    for (int a = 0; a < gr->nb; a++) {
+        const budget *b = &gr->B[a];
+        if (!b->done || b->owner != a || !b->x) continue;
+        const rk_option *bo = &b->opt;
+        if (cmp_opt(&bo, &o) != 0) continue;
+        /* the neighbours of the point where this schedule was found (not of
+         * the tighter points it answers: on small blocks one schedule
+         * answers whole lines, and walking them h points a round is slow) */
+        for (int k = 0; k < gr->P * gr->S; k++) {
+            if (gr->at[k] != a) continue;
+            int i0 = k / gr->S, j0 = k % gr->S;
+            for (int di = -1; di <= 1; di++)
+                for (int dj = -1; dj <= 1; dj++) {
+                    int i = i0 + di * step, j = j0 + dj * step;
+                    if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) continue;
+                    int q = i * gr->S + j;
+                    if (want[q] || gr->B[gr->at[q]].done) continue;
+                    want[q] = 1;
+                    added++;
+                }
+        }
+    }
+    return added;
+}
+
+int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *want) {
+    int added = 0;
+    if (step < 1) step = 1;
+    for (int i = 0; i < gr->P; i++)
+        for (int j = 0; j < gr->S; j++) {
+            if ((gr->P - 1 - i) % step != 0 || (gr->S - 1 - j) % step != 0) continue;
+            int q = i * gr->S + j;
+            if (want[q] || gr->B[gr->at[q]].done) continue;
+            want[q] = 1;
+            added++;
+        }
+    return added;
+}
+
+void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st) {
+    memset(st, 0, sizeof *st);
+    st->min_peak = gr->min_peak;
+    st->max_peak = gr->max_peak;
+    for (int a = 0; a < gr->nb; a++) {
+        const budget *b = &gr->B[a];
+        if (!b->done) continue;
+        st->n_budgets++;
+        if (b->ilp) {
+            st->n_ilps++;
+            st->sum_cols += b->cols;
+            st->sum_rows += b->rows;
+            if (b->cols > st->max_cols) st->max_cols = b->cols;
+            if (b->rows > st->max_rows) st->max_rows = b->rows;
+            st->solve_time_s += b->time_s;
+        }
+        if (b->state == B_INF) st->n_infeasible++;
+        if (b->state == B_TL || (b->ilp && b->state == B_UNKNOWN)) st->n_timeout++;
+        if (!b->ilp && b->state == B_OPT) st->n_reused++;
+        if (b->owner == a && b->x) {
+            int dup = 0;
+            for (int c = 0; c < a && !dup; c++) {
+                const budget *o = &gr->B[c];
+                const rk_option *x = &b->opt, *y = &o->opt;
+                dup = o->done && o->owner == c && o->x && cmp_opt(&x, &y) == 0;
+            }
+            if (!dup) st->n_options++;
+        }
+    }
+    st->wall_s = gr->wall_s;
+}
+
+void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s1, int first) {
+    tot->n_budgets += s1->n_budgets;
+    tot->n_ilps += s1->n_ilps;
+    tot->n_reused += s1->n_reused;
+    tot->n_infeasible += s1->n_infeasible;
+    tot->n_timeout += s1->n_timeout;
+    tot->n_options += s1->n_options;
+    if (s1->max_cols > tot->max_cols) tot->max_cols = s1->max_cols;
+    if (s1->max_rows > tot->max_rows) tot->max_rows = s1->max_rows;
+    tot->sum_cols += s1->sum_cols;
+    tot->sum_rows += s1->sum_rows;
+    tot->solve_time_s += s1->solve_time_s;
+    if (first || s1->min_peak < tot->min_peak) tot->min_peak = s1->min_peak;
+    if (s1->max_peak > tot->max_peak) tot->max_peak = s1->max_peak;
+}
+
+rk_status rk_checkmate_block_options(const rk_graph *g, const rk_checkmate_params *p, rk_option **opts, int *n,
+                                     rk_checkmate_stats *st, rk_error *err) {
+    *opts = NULL;
+    *n = 0;
+    rk_checkmate_grid *gr = NULL;
+    rk_status r = rk_checkmate_grid_new(g, p, &gr, err);
+    if (r) return r;
+    r = rk_checkmate_grid_solve(&gr, 1, NULL, err);
+    if (!r) r = rk_checkmate_grid_options(gr, opts, n, err);
+    if (!r && st) rk_checkmate_grid_stats(gr, st);
+    rk_checkmate_grid_free(gr);
+    return r;
+}
+
+rk_status rk_checkmate_chain_grids(const rk_chain *ch, const rk_checkmate_params *p, rk_checkmate_grid ***grids,
+                                   rk_error *err) {
     rk_checkmate_params def;
     if (!p) {
         rk_checkmate_params_default(&def);
         p = &def;
     }
     int nc = ch->n_classes;
-    rk_option **co = calloc((size_t)nc + 1, sizeof *co);
-    int *cn = calloc((size_t)nc + 1, sizeof *cn);
-    if (!co || !cn) {
-        free(co);
-        free(cn);
+    rk_checkmate_grid **gs = calloc((size_t)nc + 1, sizeof *gs);
+    char *used = calloc((size_t)nc + 1, 1);
+    rk_status *rs = calloc((size_t)nc + 1, sizeof *rs);
+    rk_error *es = calloc((size_t)nc + 1, sizeof *es);
+    if (!gs || !used || !rs || !es) {
+        free(gs);
+        free(used);
+        free(rs);
+        free(es);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
-    rk_checkmate_stats tot;
-    memset(&tot, 0, sizeof tot);
-    rk_status r = RK_OK;
-    for (int c = 0; c < nc && !r; c++) {
-        int used = 0;
-        for (int k = 0; k < ch->n_blocks && !used; k++) used = ch->blocks[k].cls == c;
-        if (!used) continue;
+    for (int k = 0; k < ch->n_blocks; k++) used[ch->blocks[k].cls] = 1;
+    int threads = p->threads > 0 ? p->threads : omp_get_max_threads();
+    /* the classes' min-peak ILPs are independent: one class a thread */
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (int c = 0; c < nc; c++) {
+        if (!used[c]) continue;
         rk_checkmate_params pc = *p;
         char prefix[256];
         snprintf(prefix, sizeof prefix, "%s_c%d", p->export_prefix ? p->export_prefix : "class", c);
         pc.export_prefix = prefix;
-        rk_checkmate_stats s1;
-        r = rk_checkmate_block_options(&ch->classes[c], &pc, &co[c], &cn[c], &s1, err);
-        if (r) {
-            char buf[sizeof err->msg];
-            snprintf(buf, sizeof buf, "class %d: %.900s", c, err->msg);
-            snprintf(err->msg, sizeof err->msg, "%s", buf);
-            break;
-        }
-        tot.n_budgets += s1.n_budgets;
-        tot.n_ilps += s1.n_ilps;
-        tot.n_reused += s1.n_reused;
-        tot.n_infeasible += s1.n_infeasible;
-        tot.n_timeout += s1.n_timeout;
-        tot.n_options += s1.n_options;
-        if (s1.max_cols > tot.max_cols) tot.max_cols = s1.max_cols;
-        if (s1.max_rows > tot.max_rows) tot.max_rows = s1.max_rows;
-        tot.sum_cols += s1.sum_cols;
-        tot.sum_rows += s1.sum_rows;
-        tot.solve_time_s += s1.solve_time_s;
-        if (c == 0 || s1.min_peak < tot.min_peak) tot.min_peak = s1.min_peak;
-        if (s1.max_peak > tot.max_peak) tot.max_peak = s1.max_peak;
+        rs[c] = rk_checkmate_grid_new(&ch->classes[c], &pc, &gs[c], &es[c]);
     }
+    rk_status r = RK_OK;
+    for (int c = 0; c < nc && !r; c++)
+        if (rs[c]) {
+            r = rs[c];
+            rk_fail(err, r, "class %d: %.900s", c, es[c].msg);
+        }
+    free(used);
+    free(rs);
+    free(es);
+    if (r) {
+        rk_checkmate_chain_grids_free(nc, gs);
+        return r;
+    }
+    *grids = gs;
+    return RK_OK;
+}
+
+void rk_checkmate_chain_grids_free(int n_classes, rk_checkmate_grid **grids) {
+    if (!grids) return;
+    for (int c = 0; c < n_classes; c++) rk_checkmate_grid_free(grids[c]);
+    free(grids);
+}
+
+rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkmate_params *p, rk_option ***class_opts,
+                                     int **class_n, rk_checkmate_stats *st, rk_error *err) {
+    double w0 = cm_now();
+    int nc = ch->n_classes;
+    rk_checkmate_grid **gs = NULL;
+    rk_status r = rk_checkmate_chain_grids(ch, p, &gs, err);
+    if (r) return r;
+    rk_option **co = calloc((size_t)nc + 1, sizeof *co);
+    int *cn = calloc((size_t)nc + 1, sizeof *cn);
+    rk_checkmate_grid **live = calloc((size_t)nc + 1, sizeof *live);
+    if (!co || !cn || !live) {
+        free(co);
+        free(cn);
+        free(live);
+        rk_checkmate_chain_grids_free(nc, gs);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    int nl = 0;
+    for (int c = 0; c < nc; c++)
+        if (gs[c]) live[nl++] = gs[c];
+    /* every class's whole grid, in one pool of threads */
+    r = rk_checkmate_grid_solve(live, nl, NULL, err);
+    free(live);
+    rk_checkmate_stats tot;
+    memset(&tot, 0, sizeof tot);
+    int first = 1;
+    for (int c = 0; c < nc && !r; c++) {
+        if (!gs[c]) continue;
+        r = rk_checkmate_grid_options(gs[c], &co[c], &cn[c], err);
+        rk_checkmate_stats s1;
+        rk_checkmate_grid_stats(gs[c], &s1);
+        rk_checkmate_stats_add(&tot, &s1, first);
+        first = 0;
+    }
+    rk_checkmate_chain_grids_free(nc, gs);
     if (r) {
         rk_checkmate_chain_options_free(nc, co, cn);
         return r;

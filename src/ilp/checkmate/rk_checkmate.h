@@ -148,6 +148,63 @@ RK_API rk_status rk_checkmate_chain_options(const rk_chain *ch, const rk_checkma
                                      rk_checkmate_stats *st, rk_error *err);
 RK_API void rk_checkmate_chain_options_free(int n_classes, rk_option **class_opts, int *class_n);
 
+/* ------------------------------------------- the grid, solved in part */
+
+/* A class's budget grid whose points are solved on demand (the solve
+ * pipeline solves only the points near the options rk-Rotor uses; see
+ * docs/ilp.md, "The grid solved in part").  Grid point (i, j), 0 <= i <
+ * grid_peak, 0 <= j < grid_save, is the budget rk_checkmate_block_options
+ * would solve there; a point is solved with what the points solved before
+ * it (in this call or an earlier one) tell it, so its option depends on
+ * which points were asked for and in which calls, never on the timing or
+ * the number of threads.  Solving every point in one call gives exactly
+ * rk_checkmate_block_options's options. */
+typedef struct rk_checkmate_grid rk_checkmate_grid;
+
+/* Build g's model and M_peak range (the min-peak ILP) and lay out the grid;
+ * no budget is solved.  g (and p->export_dir, p->solve_ctx) must outlive
+ * the grid. */
+RK_API rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
+                                       rk_checkmate_grid **out, rk_error *err);
+RK_API void rk_checkmate_grid_free(rk_checkmate_grid *gr);
+RK_API void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save);
+/* 1 when point (i, j) is solved (or answered by a looser budget). */
+RK_API int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j);
+
+/* Solve the wanted points of several grids in one pool of threads
+ * (grids[0]'s p.threads): want[q] has grid_peak x grid_save flags of grid q
+ * (index i * grid_save + j); want NULL or want[q] NULL: every point.  Points
+ * already solved are kept. */
+RK_API rk_status rk_checkmate_grid_solve(rk_checkmate_grid *const *grids, int n_grids, char *const *want,
+                                         rk_error *err);
+
+/* The options of the points solved so far, deduplicated and sorted as
+ * rk_checkmate_block_options's; free each with rk_option_free, then free(). */
+RK_API rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opts, int *n,
+                                           rk_error *err);
+
+/* Flag in want the unsolved points at offsets {-step, 0, step}^2 of the
+ * points where a schedule with option o (same saved, peaks and times) was
+ * found by an ILP (not of the tighter points it also answers); returns how
+ * many were flagged. */
+RK_API int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o, int step, char *want);
+/* Flag the unsolved points (i, j) with grid_peak - 1 - i and grid_save - 1 - j
+ * multiples of step: a coarse grid anchored at the loosest corner (the
+ * tightest lines, whose ILPs are the hardest, are left to the search);
+ * returns how many. */
+RK_API int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *want);
+/* Counters over the points solved so far (wall_s: setup and solves). */
+RK_API void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st);
+/* tot += s1 (min_peak, max_peak: the widest range; first: tot is empty). */
+RK_API void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s1, int first);
+
+/* The grid of every class used by a block of ch (NULL for the others),
+ * built in parallel (one min-peak ILP per class); export prefix of class c:
+ * "<export_prefix or class>_c<c>".  Free with rk_checkmate_chain_grids_free. */
+RK_API rk_status rk_checkmate_chain_grids(const rk_chain *ch, const rk_checkmate_params *p,
+                                          rk_checkmate_grid ***grids, rk_error *err);
+RK_API void rk_checkmate_chain_grids_free(int n_classes, rk_checkmate_grid **grids);
+
 /* ------------------------------------------------- whole-graph Checkmate */
 
 /* The chain as one CD-graph: every block's forward nodes, the last block's

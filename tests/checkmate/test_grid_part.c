@@ -1,0 +1,255 @@
+/* test_grid_part.c — the rk-Checkmate grid solved in part (rk_checkmate_grid):
+ * points solved over several calls keep every point's optimum exact
+ * (exhaustive search), the coarse and near selections, and the solve
+ * pipeline's pattern search (rockmate's default): identical for 1 and 3
+ * threads, never worse than the built-in options, and reused across
+ * budgets. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cm_testlib.h"
+#include "rk_checkmate.h"
+#include "rk_solve.h"
+
+static rk_checkmate_params params(int P, int S, int threads) {
+    rk_checkmate_params p;
+    rk_checkmate_params_default(&p);
+    p.time_limit = 60;
+    p.grid_peak = P;
+    p.grid_save = S;
+    p.threads = threads;
+    return p;
+}
+
+/* Cheapest option of opts (n) that fits (pk, sv) on block g: its whole
+ * replay (forward, loss, backward) within pk, saved within sv. */
+static double best_fit(const rk_graph *g, const rk_option *opts, int n, int64_t pk, int64_t sv) {
+    double best = INFINITY;
+    for (int k = 0; k < n; k++) {
+        const rk_option *o = &opts[k];
+        int64_t lo = o->input_size + o->saved + o->output_size + (g->c[g->loss].overhead > 0 ? g->c[g->loss].overhead : 0) +
+                     g->d[g->output_grad].size;
+        int64_t full = o->fwd_peak > o->bwd_peak ? o->fwd_peak : o->bwd_peak;
+        if (lo > full) full = lo;
+        double t = o->fwd_time + g->c[g->loss].time + o->bwd_time;
+        if (full <= pk && o->saved <= sv && t < best) best = t;
+    }
+    return best;
+}
+
+/* Random blocks, a 6x5 grid solved in three calls (the coarse points, the
+ * neighbours of one option, then the rest): at every grid budget the
+ * cheapest option that fits is the exhaustive optimum, as when the grid is
+ * solved in one call.  (A budget that took an unsolved looser budget for an
+ * infeasible or solved one would break it.) */
+START_TEST(parts_keep_optima) {
+    for (unsigned seed = 2000; seed < 2006; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 5, &g, &err), RK_OK);
+        rk_checkmate_params p = params(6, 5, 2);
+        rk_checkmate_grid *gr = NULL;
+        ck_assert_msg(rk_checkmate_grid_new(&g, &p, &gr, &err) == RK_OK, "%s", err.msg);
+        int P, S;
+        rk_checkmate_grid_size(gr, &P, &S);
+        ck_assert(P == 6 && S == 5);
+        char *want = calloc((size_t)(P * S), 1);
+        ck_assert_ptr_nonnull(want);
+        /* coarse, step 2 from the loosest corner: rows 5, 3, 1 x columns 4, 2, 0 */
+        int nc = rk_checkmate_grid_want_coarse(gr, 2, want);
+        ck_assert(nc >= 1 && nc <= 9);
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < S; j++)
+                if (want[i * S + j]) ck_assert((P - 1 - i) % 2 == 0 && (S - 1 - j) % 2 == 0);
+        ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, &want, &err), RK_OK);
+        ck_assert(rk_checkmate_grid_solved(gr, P - 1, S - 1));
+        rk_checkmate_stats st;
+        rk_checkmate_grid_stats(gr, &st);
+        ck_assert(st.n_budgets >= 1 && st.n_budgets <= nc);
+        rk_option *o = NULL;
+        int n = 0;
+        ck_assert_int_eq(rk_checkmate_grid_options(gr, &o, &n, &err), RK_OK);
+        memset(want, 0, (size_t)(P * S));
+        int nn = n > 0 ? rk_checkmate_grid_want_near(gr, &o[0], 1, want) : 0;
+        for (int k = 0; k < P * S; k++)
+            if (want[k]) ck_assert(!rk_checkmate_grid_solved(gr, k / S, k % S));
+        if (nn > 0) ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, &want, &err), RK_OK);
+        for (int k = 0; k < n; k++) rk_option_free(&o[k]);
+        free(o);
+        ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, NULL, &err), RK_OK);
+        for (int i = 0; i < P; i++)
+            for (int j = 0; j < S; j++) ck_assert(rk_checkmate_grid_solved(gr, i, j));
+        ck_assert_int_eq(rk_checkmate_grid_options(gr, &o, &n, &err), RK_OK);
+        rk_checkmate_grid_stats(gr, &st);
+        for (int i = 0; i < P; i++) {
+            int64_t pk = st.min_peak + (int64_t)((double)(st.max_peak - st.min_peak) * i / (P - 1));
+            for (int j = 0; j < S; j++) {
+                int64_t out = g.d[g.output].size;
+                int64_t sv = out + (int64_t)((double)(pk - out) * j / (S - 1));
+                double bfv = cmt_brute_force(&g, pk, sv);
+                if (bfv < 0) continue;
+                double best = best_fit(&g, o, n, pk, sv);
+                ck_assert_msg(best == bfv || fabs(best - bfv) <= 1e-9 * bfv,
+                              "seed %u budget (%lld, %lld): options give %g, exhaustive %g", seed, (long long)pk,
+                              (long long)sv, best, bfv);
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            rk_option c;
+            ck_assert_int_eq(rk_option_copy(&c, &o[k]), RK_OK);
+            ck_assert_msg(rk_option_evaluate(&g, &c, &err) == RK_OK, "%s", err.msg);
+            rk_option_free(&c);
+            rk_option_free(&o[k]);
+        }
+        free(o);
+        free(want);
+        rk_checkmate_grid_free(gr);
+        rk_graph_free(&g);
+    }
+}
+END_TEST
+
+/* Solve the chain at budget b with the given parameters (fresh solver). */
+static rk_status solve_at(const rk_chain *ch, rk_solve_params *sp, int64_t b, rk_solve_result *res,
+                          rk_schedule *s, rk_checkmate_stats *st) {
+    rk_solver *sv = NULL;
+    rk_error err;
+    ck_assert_msg(rk_solver_new(ch, sp, &sv, &err) == RK_OK, "%s", err.msg);
+    rk_status r = rk_solver_solve(sv, b, s, res, &err);
+    ck_assert_msg(r == RK_OK || r == RK_EINFEASIBLE, "%s", err.msg);
+    if (st) *st = rk_solver_get_info(sv)->cm;
+    rk_solver_free(sv);
+    return r;
+}
+
+/* rockmate's default (the grid solved around the options rk-Rotor uses) on
+ * the built-in GPT-like chain at budgets from tight to keep-all: identical
+ * schedules for 1 and 3 threads, never slower than the built-in options
+ * alone, fewer ILPs than the whole grid, and at the keep-all peak no
+ * recomputation (what the whole grid gives there too). */
+START_TEST(solver_pattern_search) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka;
+    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
+    rk_sim_result ska;
+    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
+    rk_schedule_free(&ka);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm = params(8, 8, 1);
+    sp.dp.threads = 1;
+    int feasible = 0;
+    static const int tenths[] = {3, 4, 5, 6, 8, 10};
+    for (int k = 0; k < 6; k++) {
+        int q = tenths[k];
+        int64_t b = ska.peak * q / 10;
+        rk_solve_result r1, r3, rb, rf;
+        rk_schedule s1, s3, sb, sf;
+        rk_checkmate_stats st1, stf;
+        sp.cm.threads = 1;
+        sp.full_grid = 0;
+        rk_status a1 = solve_at(&ch, &sp, b, &r1, &s1, &st1);
+        sp.cm.threads = 3;
+        rk_status a3 = solve_at(&ch, &sp, b, &r3, &s3, NULL);
+        ck_assert_int_eq(a1, a3);
+        sp.full_grid = 1;
+        rk_status af = solve_at(&ch, &sp, b, &rf, &sf, &stf);
+        sp.checkmate_options = 0;
+        rk_status ab = solve_at(&ch, &sp, b, &rb, &sb, NULL);
+        sp.checkmate_options = 1;
+        if (a1 == RK_OK) {
+            feasible++;
+            ck_assert(r1.sim.peak <= b);
+            ck_assert(r1.sim.time == r3.sim.time && r1.sim.peak == r3.sim.peak && s1.n_ops == s3.n_ops);
+            ck_assert(memcmp(s1.ops, s3.ops, (size_t)s1.n_ops * sizeof *s1.ops) == 0);
+            if (ab == RK_OK) ck_assert(r1.sim.time <= rb.sim.time * (1 + 1e-12));
+            ck_assert(st1.n_ilps <= stf.n_ilps);
+            if (q == 10) ck_assert(af == RK_OK && r1.sim.time <= rf.sim.time * (1 + 1e-12));
+            rk_schedule_free(&s1);
+            rk_schedule_free(&s3);
+        } else {
+            ck_assert(ab != RK_OK);
+        }
+        if (af == RK_OK) rk_schedule_free(&sf);
+        if (ab == RK_OK) rk_schedule_free(&sb);
+    }
+    ck_assert(feasible >= 3);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+/* One solver over several budgets: the points solved for one budget are
+ * kept for the next (the ILP count never falls, a budget asked again after
+ * others is never slower), and a budget asked twice in a row solves nothing
+ * new and gives the same schedule. */
+START_TEST(solver_reuse_across_budgets) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka;
+    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
+    rk_sim_result ska;
+    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
+    rk_schedule_free(&ka);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm = params(8, 8, 2);
+    rk_solver *sv = NULL;
+    ck_assert_msg(rk_solver_new(&ch, &sp, &sv, &err) == RK_OK, "%s", err.msg);
+    static const int tenths[] = {7, 9, 6, 7, 7};
+    int last = 0;
+    double t_first = -1, t_prev = -1;
+    for (int q = 0; q < 5; q++) {
+        int64_t b = ska.peak * tenths[q] / 10;
+        rk_schedule s;
+        rk_solve_result res;
+        rk_status r = rk_solver_solve(sv, b, &s, &res, &err);
+        ck_assert_msg(r == RK_OK, "budget %lld: %s", (long long)b, err.msg);
+        int n = rk_solver_get_info(sv)->cm.n_ilps;
+        ck_assert(n >= last);
+        if (q == 0) t_first = res.sim.time;
+        /* more options (a superset): never slower */
+        if (q == 3) ck_assert(res.sim.time <= t_first * (1 + 1e-12));
+        /* asked again: nothing new to solve, the same schedule */
+        if (q == 4) {
+            ck_assert_int_eq(n, last);
+            ck_assert(res.sim.time == t_prev);
+        }
+        last = n;
+        t_prev = res.sim.time;
+        rk_schedule_free(&s);
+    }
+    rk_solver_free(sv);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+static Suite *suite(void) {
+    Suite *s = suite_create("checkmate_grid_part");
+    TCase *tc = tcase_create("parts");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, parts_keep_optima);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("pattern_search");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, solver_pattern_search);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reuse");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, solver_reuse_across_budgets);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
