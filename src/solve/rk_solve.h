@@ -40,6 +40,15 @@ typedef struct {
     rk_checkmate_params cm;      /* grid, time limit, export_dir, threads */
     int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
                                     grid (default); 0 = only keep-all/asap/none */
+    double grid_time_box;        /* rockmate, grid solved in part: seconds for
+                                    the grids' ILPs of one budget (the first
+                                    budget's include the min-peak ILPs of
+                                    rk_solver_new); past it no ILP starts and
+                                    a running one stops with its best
+                                    schedule, and the search ends with the
+                                    options found.  <= 0: none.  Default 6.
+                                    Reached, it makes the options depend on
+                                    the machine's speed (docs/ilp.md) */
     int full_grid;               /* rockmate: 1 = solve every point of every
                                     class's grid when the solver is made (as
                                     rk_checkmate_chain_options); 0 (default) =

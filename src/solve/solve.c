@@ -23,6 +23,8 @@ struct rk_solver {
     /* rockmate with the grid solved in part: each used class's grid (NULL
      * for the others, and when the grid is solved whole) */
     rk_checkmate_grid **grids;
+    double box_start; /* rk_checkmate_clock() at rk_solver_new */
+    int n_solved;     /* rk_solver_solve calls so far */
 };
 
 static const char *algo_names[] = {"rockmate", "rotor", "sqrt", "none", "recompute-all", "checkmate"};
@@ -44,6 +46,7 @@ void rk_solve_params_default(rk_solve_params *p) {
     rk_dp_params_default(&p->dp);
     rk_checkmate_params_default(&p->cm);
     p->checkmate_options = 1;
+    p->grid_time_box = 6;
 }
 
 static rk_dp_algo dp_algo_of(rk_solve_algo a) {
@@ -159,6 +162,13 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
         live[nl] = s->grids[c];
         wl[nl++] = want[c];
     }
+    /* the time box: from rk_solver_new for the first budget (its min-peak
+     * ILPs count), from now for later ones */
+    double deadline = 0;
+    if (s->p.grid_time_box > 0)
+        deadline = (s->n_solved == 0 ? s->box_start : rk_checkmate_clock()) + s->p.grid_time_box;
+    for (int c = 0; c < nc; c++)
+        if (s->grids[c]) rk_checkmate_grid_set_deadline(s->grids[c], deadline);
     int coarse = (P < S ? P : S) / 5;
     if (coarse < 1) coarse = 1;
     int n = 0;
@@ -166,6 +176,13 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
         if (s->grids[c]) n += rk_checkmate_grid_want_coarse(s->grids[c], coarse, want[c]);
     int h = coarse / 2 > 0 ? coarse / 2 : 1;
     for (int round = 0; !r; round++) {
+        if (deadline > 0 && rk_checkmate_clock() >= deadline && s->have_costs && round > 0) {
+            if (s->p.cm.verbose)
+                rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
+                              "rockmate: budget %lld: the grid's time box (%g s) is over; the search stops with the "
+                              "options found", (long long)budget, s->p.grid_time_box);
+            break;
+        }
         if (n > 0) {
             r = rk_checkmate_grid_solve(live, nl, wl, err);
             for (int c = 0; c < nc && want[c]; c++) memset(want[c], 0, (size_t)P * (size_t)S);
@@ -220,7 +237,10 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
     if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options && !p->full_grid) {
         /* the grids' points are solved by rk_solver_solve, as the budgets
          * ask for them (refine_grids) */
-        r = rk_checkmate_chain_grids(ch, &p->cm, &s->grids, err);
+        rk_checkmate_params pc = p->cm;
+        s->box_start = rk_checkmate_clock();
+        if (p->grid_time_box > 0) pc.deadline = s->box_start + p->grid_time_box;
+        r = rk_checkmate_chain_grids(ch, &pc, &s->grids, err);
         if (r) goto fail;
         r = grid_stats(s, err);
         if (r) goto fail;
@@ -425,6 +445,7 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
         if (s->grids) {
             double t1 = omp_get_wtime();
             r = refine_grids(s, budget, err);
+            s->n_solved++;
             s->info.options_time_s += omp_get_wtime() - t1;
             if (r) return r;
         }

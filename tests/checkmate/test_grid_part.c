@@ -2,8 +2,8 @@
  * points solved over several calls keep every point's optimum exact
  * (exhaustive search), the coarse and near selections, and the solve
  * pipeline's pattern search (rockmate's default): identical for 1 and 3
- * threads, never worse than the built-in options, and reused across
- * budgets. */
+ * threads, never worse than the built-in options, reused across budgets,
+ * and its time box. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -143,6 +143,7 @@ START_TEST(solver_pattern_search) {
     rk_solve_params_default(&sp);
     sp.cm = params(8, 8, 1);
     sp.dp.threads = 1;
+    sp.grid_time_box = 0; /* no time box: the options must not depend on the load */
     int feasible = 0;
     static const int tenths[] = {3, 4, 5, 6, 8, 10};
     for (int k = 0; k < 6; k++) {
@@ -199,6 +200,7 @@ START_TEST(solver_reuse_across_budgets) {
     rk_solve_params sp;
     rk_solve_params_default(&sp);
     sp.cm = params(8, 8, 2);
+    sp.grid_time_box = 0;
     rk_solver *sv = NULL;
     ck_assert_msg(rk_solver_new(&ch, &sp, &sv, &err) == RK_OK, "%s", err.msg);
     static const int tenths[] = {7, 9, 6, 7, 7};
@@ -229,6 +231,35 @@ START_TEST(solver_reuse_across_budgets) {
 }
 END_TEST
 
+/* A time box that is over at once: no grid ILP starts (they count as
+ * skipped), and the budget is still solved, with the built-in options, by a
+ * schedule that replays within it. */
+START_TEST(time_box_over) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka;
+    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
+    rk_sim_result ska;
+    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
+    rk_schedule_free(&ka);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    ck_assert(sp.grid_time_box > 0); /* on by default */
+    sp.cm = params(8, 8, 2);
+    sp.grid_time_box = 1e-9;
+    rk_solve_result res;
+    rk_schedule s;
+    rk_checkmate_stats st;
+    ck_assert_int_eq(solve_at(&ch, &sp, ska.peak, &res, &s, &st), RK_OK);
+    ck_assert(res.sim.peak <= ska.peak);
+    ck_assert_int_eq(st.n_ilps, 0);
+    ck_assert(st.n_skipped > 0);
+    rk_schedule_free(&s);
+    rk_chain_free(&ch);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate_grid_part");
     TCase *tc = tcase_create("parts");
@@ -242,6 +273,7 @@ static Suite *suite(void) {
     tc = tcase_create("reuse");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, solver_reuse_across_budgets);
+    tcase_add_test(tc, time_box_over);
     suite_add_tcase(s, tc);
     return s;
 }

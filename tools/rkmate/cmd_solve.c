@@ -17,7 +17,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rkmate solve CHAIN.rkg --budget B [--algo ALGO] [--slots N] [--threads N] [--json]\n"
-            "                    [-o SCHEDULE.rks] [--grid PxS] [--full-grid] [--builtin-options] [--no-fallback] [--quiet]\n\n"
+            "                    [-o SCHEDULE.rks] [--grid PxS] [--full-grid] [--grid-time S] [--builtin-options] [--no-fallback] [--quiet]\n\n"
             "Finds the fastest schedule of the chain's forward and backward whose peak memory (every\n"
             "data node in memory, the chain inputs included) stays within B bytes, replays it with the\n"
             "simulator and prints its peak, time and overhead.\n\n"
@@ -35,6 +35,8 @@ static void usage(FILE *f) {
             "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
             "  --full-grid        rockmate: solve every point of every class's grid (by default only the\n"
             "                     points near the options rk-Rotor uses at this budget; docs/ilp.md)\n"
+            "  --grid-time S      rockmate: seconds for the grid's ILPs in all (default 6; 0: no limit);\n"
+            "                     past it the search stops with the options found\n"
             "  --time-limit S     seconds per ILP (rockmate's grid) or for the whole ILP (checkmate)\n"
             "  --export-mps DIR   write every ILP solved as MPS into DIR (named by class and budget)\n"
             "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all, asap}\n"
@@ -73,15 +75,15 @@ int rk_cmd_solve(int argc, char **argv) {
         {"builtin-options", no_argument, 0, 'B'}, {"no-fallback", no_argument, 0, 'F'},
         {"time-limit", required_argument, 0, 'T'}, {"export-mps", required_argument, 0, 'E'},
         {"verbose", no_argument, 0, 'v'},      {"help", no_argument, 0, 'h'},
-        {"full-grid", no_argument, 0, 'G'},
+        {"full-grid", no_argument, 0, 'G'},    {"grid-time", required_argument, 0, 'X'},
         {0, 0, 0, 0}};
     const char *cmd = "solve", *out_path = NULL, *algo_name = "rockmate", *export_dir = NULL;
-    double time_limit = -1;
+    double time_limit = -1, grid_time = -1;
     int64_t budget = -1;
     int json = 0, quiet = 0, verbose = 0, builtin = 0, fallback = 1, full_grid = 0, gp = -1, gs = -1, c;
     long slots = 500, threads = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFT:E:vhG", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:a:s:t:jo:qg:BFT:E:vhGX:", lopts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (cli_parse_bytes(cmd, "--budget", optarg, &budget)) return CLI_BADINPUT;
@@ -99,6 +101,9 @@ int rk_cmd_solve(int argc, char **argv) {
             break;
         case 'B': builtin = 1; break;
         case 'G': full_grid = 1; break;
+        case 'X':
+            if (cli_parse_double(cmd, "--grid-time", optarg, 0, 1e9, &grid_time)) return CLI_BADINPUT;
+            break;
         case 'T':
             if (cli_parse_double(cmd, "--time-limit", optarg, 0, 1e9, &time_limit)) return CLI_BADINPUT;
             break;
@@ -158,6 +163,7 @@ int rk_cmd_solve(int argc, char **argv) {
     }
     if (builtin) par.checkmate_options = 0;
     par.full_grid = full_grid;
+    if (grid_time >= 0) par.grid_time_box = grid_time;
     if (time_limit >= 0) par.cm.time_limit = time_limit;
     par.cm.export_dir = export_dir;
     par.cm.verbose = verbose;

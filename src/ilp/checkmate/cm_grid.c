@@ -35,6 +35,7 @@ typedef struct {
     rk_status st;
     rk_error err;
     char done;            /* solved (or answered), in this call or an earlier one */
+    char skipped;         /* its ILP was not started: the deadline had passed */
 } budget;
 
 static int fits(const budget *sol, const budget *b) { return sol->peak <= b->p && sol->saved <= b->s; }
@@ -161,6 +162,10 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         b->owner = (int)(inc - B);
         return;
     }
+    if (p->deadline > 0 && cm_now() >= p->deadline) {
+        b->skipped = 1; /* left unsolved: a later call may solve it */
+        return;
+    }
     rk_lp *lp = NULL;
     b->st = rk_checkmate_model_lp(m, b->p, b->s, &lp, &b->err);
     if (b->st == RK_EINFEASIBLE) {
@@ -275,6 +280,7 @@ struct rk_checkmate_grid {
     int64_t min_peak, max_peak;
     double setup_s;          /* model, peak range (min-peak ILP) */
     double wall_s;           /* setup and every rk_checkmate_grid_solve */
+    int n_skipped;           /* ILPs not started: past p.deadline */
 };
 
 void rk_checkmate_grid_free(rk_checkmate_grid *gr) {
@@ -400,6 +406,8 @@ void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *gr
     *grid_save = gr->S;
 }
 
+void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline) { gr->p.deadline = deadline; }
+
 int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j) {
     if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) return 0;
     return gr->B[gr->at[i * gr->S + j]].done;
@@ -470,8 +478,11 @@ rk_status rk_checkmate_grid_solve(rk_checkmate_grid *const *grids, int n_grids, 
             continue;
         }
         rk_checkmate_grid *gr = T[pick].gr;
+        budget *pb = &gr->B[T[pick].b];
+        pb->skipped = 0;
         solve_one(gr->m, &gr->p, gr->B, gr->nall, T[pick].b);
-        gr->B[T[pick].b].done = 1;
+        pb->done = !pb->skipped;
+        if (pb->skipped) gr->n_skipped++;
         omp_set_lock(&sched);
         n_done++;
         if (gr->B[T[pick].b].st) failed = 1;
@@ -595,6 +606,7 @@ void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st
             if (!dup) st->n_options++;
         }
     }
+    st->n_skipped = gr->n_skipped;
     st->wall_s = gr->wall_s;
 }
 
@@ -604,6 +616,7 @@ void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s
     tot->n_reused += s1->n_reused;
     tot->n_infeasible += s1->n_infeasible;
     tot->n_timeout += s1->n_timeout;
+    tot->n_skipped += s1->n_skipped;
     tot->n_options += s1->n_options;
     if (s1->max_cols > tot->max_cols) tot->max_cols = s1->max_cols;
     if (s1->max_rows > tot->max_rows) tot->max_rows = s1->max_rows;

@@ -10,6 +10,8 @@
 
 #include "cm_internal.h"
 
+double rk_checkmate_clock(void) { return cm_now(); }
+
 void rk_checkmate_params_default(rk_checkmate_params *p) {
     memset(p, 0, sizeof *p);
     p->grid_peak = 20;
@@ -40,6 +42,13 @@ rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp 
 void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     rk_milp_params_default(mp);
     mp->time_limit = p->time_limit;
+    if (p->deadline > 0) {
+        /* what is left before the deadline (at least a little: an ILP
+         * started just before it still gets its root LP a chance) */
+        double left = p->deadline - cm_now();
+        if (left < 0.05) left = 0.05;
+        if (mp->time_limit <= 0 || left < mp->time_limit) mp->time_limit = left;
+    }
     mp->node_limit = p->node_limit;
     mp->gap = p->gap > 0 ? p->gap : 1e-6;
     mp->threads = p->milp_threads > 0 ? p->milp_threads : 1;

@@ -52,11 +52,22 @@ typedef struct {
     int verbose;            /* log per ILP, through `log` */
     rk_log log;             /* where log lines go ({NULL, NULL}: stderr); handed
                                to every ILP's rk_milp_params */
+    double deadline;        /* rk_checkmate_clock() time after which no grid
+                               ILP (min-peak included) starts and a running
+                               one stops as at its time limit (its best
+                               schedule is kept); 0 (default): none.  The
+                               solve pipeline sets it from
+                               rk_solve_params.grid_time_box.  Like the time
+                               limit, a deadline that is reached makes the
+                               options depend on the machine's speed */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;
 } rk_checkmate_params;
 
 RK_API void rk_checkmate_params_default(rk_checkmate_params *p);
+
+/* Seconds on a monotonic clock (the clock of rk_checkmate_params.deadline). */
+RK_API double rk_checkmate_clock(void);
 
 /* Counters of a grid (or of a chain of grids: they add up). */
 typedef struct {
@@ -65,6 +76,7 @@ typedef struct {
     int n_reused;           /* budgets answered by the proven optimum of a looser budget */
     int n_infeasible;       /* budgets proven infeasible (by an ILP or by a looser one) */
     int n_timeout;          /* ILPs stopped by the time limit (their best schedule is kept) */
+    int n_skipped;          /* ILPs not started: the deadline had passed */
     int n_options;          /* unique options returned */
     int max_cols, max_rows; /* largest ILP */
     long sum_cols, sum_rows; /* over the ILPs solved */
@@ -168,6 +180,8 @@ RK_API rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_par
                                        rk_checkmate_grid **out, rk_error *err);
 RK_API void rk_checkmate_grid_free(rk_checkmate_grid *gr);
 RK_API void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save);
+/* Replace the grid's p.deadline (0: none). */
+RK_API void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline);
 /* 1 when point (i, j) is solved (or answered by a looser budget). */
 RK_API int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j);
 
