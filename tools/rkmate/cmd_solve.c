@@ -227,6 +227,9 @@ int rk_cmd_solve(int argc, char **argv) {
             json_str(res.checkmate_source ? res.checkmate_source : "?");
             printf(", ");
         }
+        if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
+            printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, ", info->cm.n_ilps,
+                   info->cm.n_timeout, info->cm.n_skipped);
         printf("\"options\": %d, \"forwards\": %ld, \"blocks\": %d, \"slots\": %ld, \"ops\": %d, \"output\": ",
                info->n_options, res.n_forwards, ch.n_blocks, slots, s.n_ops);
         if (out_path) json_str(out_path);
@@ -249,6 +252,9 @@ int rk_cmd_solve(int argc, char **argv) {
             else printf("checkmate     no proven bound (schedule from %s)\n", res.checkmate_source);
         }
         if (res.n_forwards > 0) printf("forwards      %ld block forwards for %d blocks\n", res.n_forwards, ch.n_blocks);
+        if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
+            printf("grid ILPs     %d solved (%d stopped by their time limit, %d not started: the --grid-time box)\n",
+                   info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped);
         printf("solve time    %.3f s (options %.3f s)\n", solve_time, info->options_time_s);
         if (out_path) printf("written       %s (%d ops)\n", out_path, s.n_ops);
     }
