@@ -256,6 +256,10 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         /* heuristics: at the root and now and then */
         if (resolves == 0 && (depth == 0 || (c->nodes % 100) == 0 || (!c->has_inc && (c->nodes % 20) == 0))) {
             bb_heur_rounding(c);
+            /* without an incumbent: randomized rounding with propagation,
+             * a few streams at the root, one now and then */
+            for (int a = 0; a < (depth == 0 ? 16 : 1) && !c->has_inc; a++)
+                bb_heur_fix_and_propagate(c, c->x, c->rr_attempts++);
             /* RENS where the dive finds nothing, from the node's LP point
              * (the dive moves c->x) */
             double *xn = NULL;
@@ -357,6 +361,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
 
 static void bb_ctx_free(bb_ctx *c) {
     free(c->row_start);
+    free(c->rr_order);
     free(c->row_idx);
     free(c->row_val);
     free(c->obj);
@@ -828,8 +833,12 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
                     c.n, c.n_int, step, c.sense * c.z, spx_iterations(c.lps), bb_elapsed(&c));
         }
     }
-    /* cuts at the root */
     bb_debug_lp_value(&c, dbg_in, "root LP");
+    /* without an incumbent: randomized rounding of the root LP point before
+     * the cuts move it (the rematerialization MILPs round better there) */
+    if (c.n_int > 0)
+        for (int a = 0; a < 4 && !c.has_inc; a++) bb_heur_fix_and_propagate(&c, c.x, c.rr_attempts++);
+    /* cuts at the root */
     bb_root_cuts(&c);
     bb_debug_lp_value(&c, dbg_in, "root LP after the cuts");
     if (c.dbg_failed) goto debug_failed;

@@ -117,6 +117,9 @@ typedef struct bb_ctx {
     /* The sub-MIP solver of RINS and RENS (bb_heur.c), set by bb.c: the
      * heuristics call the search they are part of through this pointer, so
      * that no file below bb.c calls up into it. */
+    unsigned rr_attempts; /* randomized roundings tried (each its own random stream) */
+    int *rr_order;        /* their column order (bb_heur.c; NULL until first used) */
+    int prop_continuous;  /* propagation also tightens continuous columns (heuristics only) */
     rk_status (*solve_sub_mip)(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
 } bb_ctx;
 
@@ -164,6 +167,9 @@ int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);
+/* Randomized rounding with propagation of the LP point x (attempt: which
+ * random stream of this solve's seed). */
+void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt);
 /* RINS: fix the integer columns where the node LP and the incumbent agree
  * and solve the rest as a small MILP with a node limit. */
 void bb_heur_rins(bb_ctx *c);

@@ -1,6 +1,7 @@
 /* bb_prop.c — owns domain propagation for branch-and-bound: bound
  * tightening of integer columns from the minimum / maximum activity of each
- * row (binaries and general integers alike), and infeasibility detection
+ * row (binaries and general integers alike; continuous columns too while
+ * bb_ctx.prop_continuous is set, as the randomized rounding does), and infeasibility detection
  * when a row cannot be satisfied within the current bounds.  Once there is
  * an incumbent, the objective is one more row, `objective <= cutoff` (only
  * solutions better than the incumbent are of interest): a column whose
@@ -63,7 +64,8 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     if (!can_u && !can_l) return 0;
     for (long p = b; p < e; p++) {
         int j = c->row_idx[p];
-        if (!c->is_int[j]) continue;
+        int is_int = c->is_int[j];
+        if (!is_int && !c->prop_continuous) continue;
         double a = c->row_val[p];
         double nlb = lb[j], nub = ub[j];
         if (can_u) {
@@ -73,8 +75,8 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
             if (!isfinite(contrib)) { if (ninf_min != 1) goto lower; res = minact; }
             else { if (ninf_min != 0) goto lower; res = minact - a * contrib; }
             double v = (rub - res) / a;
-            if (a > 0) { double t = floor(v + 1e-6); if (t < nub) nub = t; }
-            else { double t = ceil(v - 1e-6); if (t > nlb) nlb = t; }
+            if (a > 0) { double t = is_int ? floor(v + 1e-6) : v; if (t < nub) nub = t; }
+            else { double t = is_int ? ceil(v - 1e-6) : v; if (t > nlb) nlb = t; }
         }
     lower:
         if (can_l) {
@@ -83,14 +85,20 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
             if (!isfinite(contrib)) { if (ninf_max != 1) goto apply; res = maxact; }
             else { if (ninf_max != 0) goto apply; res = maxact - a * contrib; }
             double v = (rlb - res) / a;
-            if (a > 0) { double t = ceil(v - 1e-6); if (t > nlb) nlb = t; }
-            else { double t = floor(v + 1e-6); if (t < nub) nub = t; }
+            if (a > 0) { double t = is_int ? ceil(v - 1e-6) : v; if (t > nlb) nlb = t; }
+            else { double t = is_int ? floor(v + 1e-6) : v; if (t < nub) nub = t; }
         }
-    apply:
-        if (nlb > lb[j] + 0.5 || nub < ub[j] - 0.5) {
+    apply:;
+        /* an integer bound moves by whole steps; a continuous one only when it
+         * moves by more than a relative 1e-3 (no long tails of tiny steps) */
+        double step_l = is_int ? 0.5 : 1e-3 * fmax(1.0, fabs(nlb));
+        double step_u = is_int ? 0.5 : 1e-3 * fmax(1.0, fabs(nub));
+        if (nlb > lb[j] + step_l || nub < ub[j] - step_u) {
+            if (!(nlb > lb[j] + step_l)) nlb = lb[j];
+            if (!(nub < ub[j] - step_u)) nub = ub[j];
             if (c->dbg_prop) bb_debug_bound(c, "propagation", i, j, nlb, nub);
-            if (nlb > nub + 0.5) return 1;
-            if (nlb > nub) nlb = nub; /* cannot happen for integral bounds */
+            if (nlb > nub + (is_int ? 0.5 : 1e-6 * fmax(1.0, fabs(nub)))) return 1;
+            if (nlb > nub) nlb = nub; /* integral bounds: cannot happen */
             /* the activities change: update them for the rest of the row */
             if (nlb > lb[j]) {
                 if (a > 0) { if (lb[j] == -INFINITY) { ninf_min--; minact += a * nlb; } else minact += a * (nlb - lb[j]); }
