@@ -536,31 +536,52 @@ rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opt
     return RK_OK;
 }
 
-int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o, int step, char *want) {
+static int want_around(const rk_checkmate_grid *gr, int i0, int j0, int step, char *want) {
     int added = 0;
+    for (int di = -1; di <= 1; di++)
+        for (int dj = -1; dj <= 1; dj++) {
+            int i = i0 + di * step, j = j0 + dj * step;
+            if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) continue;
+            int q = i * gr->S + j;
+            if (want[q] || gr->B[gr->at[q]].done) continue;
+            want[q] = 1;
+            added++;
+        }
+    return added;
+}
+
+int rk_checkmate_grid_want_budget(const rk_checkmate_grid *gr, int64_t peak, int64_t saved, int step, char *want) {
+    /* the first M_peak line at or above peak, then on it the first M_save
+     * column at or above saved (the last ones when none is) */
+    int i0 = gr->P - 1, j0 = gr->S - 1;
+    for (int i = 0; i < gr->P; i++)
+        if (gr->B[gr->at[i * gr->S]].p >= peak) {
+            i0 = i;
+            break;
+        }
+    for (int j = 0; j < gr->S; j++)
+        if (gr->B[gr->at[i0 * gr->S + j]].s >= saved) {
+            j0 = j;
+            break;
+        }
+    return want_around(gr, i0, j0, step, want);
+}
+
+int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o, int step, char *want) {
+    int added = 0, found = 0;
     for (int a = 0; a < gr->nb; a++) {
         const budget *b = &gr->B[a];
         if (!b->done || b->owner != a || !b->x) continue;
         const rk_option *bo = &b->opt;
         if (cmp_opt(&bo, &o) != 0) continue;
+        found = 1;
         /* the neighbours of the point where this schedule was found (not of
          * the tighter points it answers: on small blocks one schedule
          * answers whole lines, and walking them h points a round is slow) */
-        for (int k = 0; k < gr->P * gr->S; k++) {
-            if (gr->at[k] != a) continue;
-            int i0 = k / gr->S, j0 = k % gr->S;
-            for (int di = -1; di <= 1; di++)
-                for (int dj = -1; dj <= 1; dj++) {
-                    int i = i0 + di * step, j = j0 + dj * step;
-                    if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) continue;
-                    int q = i * gr->S + j;
-                    if (want[q] || gr->B[gr->at[q]].done) continue;
-                    want[q] = 1;
-                    added++;
-                }
-        }
+        for (int k = 0; k < gr->P * gr->S; k++)
+            if (gr->at[k] == a) added += want_around(gr, k / gr->S, k % gr->S, step, want);
     }
-    return added;
+    return found ? added : -1;
 }
 
 int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *want) {
@@ -568,7 +589,9 @@ int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *w
     if (step < 1) step = 1;
     for (int i = 0; i < gr->P; i++)
         for (int j = 0; j < gr->S; j++) {
-            if ((gr->P - 1 - i) % step != 0 || (gr->S - 1 - j) % step != 0) continue;
+            int line = (gr->P - 1 - i) % step == 0 && (gr->S - 1 - j) % step == 0;
+            int save_nothing = i == gr->P - 1 && j == 0; /* the least saved at the loosest peak */
+            if (!line && !save_nothing) continue;
             int q = i * gr->S + j;
             if (want[q] || gr->B[gr->at[q]].done) continue;
             want[q] = 1;

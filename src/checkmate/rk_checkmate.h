@@ -200,12 +200,21 @@ RK_API rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_optio
 /* Flag in want the unsolved points at offsets {-step, 0, step}^2 of the
  * points where a schedule with option o (same saved, peaks and times) was
  * found by an ILP (not of the tighter points it also answers); returns how
- * many were flagged. */
+ * many were flagged, -1 when no point found option o. */
 RK_API int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o, int step, char *want);
+/* Flag the unsolved points at offsets {-step, 0, step}^2 of the grid point
+ * of the tightest budget that a schedule with this peak and saved size fits
+ * (the first M_peak line >= peak, on it the first M_save >= saved): the
+ * grid's optimum there is at least as fast.  For an option rk-Rotor uses
+ * that no grid point found (a built-in one).  Returns how many. */
+RK_API int rk_checkmate_grid_want_budget(const rk_checkmate_grid *gr, int64_t peak, int64_t saved, int step,
+                                         char *want);
 /* Flag the unsolved points (i, j) with grid_peak - 1 - i and grid_save - 1 - j
  * multiples of step: a coarse grid anchored at the loosest corner (the
- * tightest lines, whose ILPs are the hardest, are left to the search);
- * returns how many. */
+ * tightest lines, whose ILPs are the hardest, are left to the search), and
+ * the point (grid_peak - 1, 0) (the least saved at the loosest peak, cheap:
+ * without it a search can settle on options that save much more than
+ * needed); returns how many. */
 RK_API int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *want);
 /* Counters over the points solved so far (wall_s: setup and solves). */
 RK_API void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st);

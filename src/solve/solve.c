@@ -143,7 +143,8 @@ static rk_status dp_used_options(rk_solver *s, int64_t budget, char **used, rk_e
  * every class first (every CM_COARSE-th line, both corners), then a pattern
  * search on the grid lines around the options rk-Rotor uses at this budget
  * (at its smallest reachable budget when none fits): the unsolved points at
- * offsets {-h, 0, h}^2 of each used option's points are solved and the DP is
+ * offsets {-h, 0, h}^2 of each used option's points (for a built-in option,
+ * of the grid point of its peak and saved size) are solved and the DP is
  * run again; when that adds nothing, h is halved, down to 1.  Points solved
  * for earlier budgets are kept.  No timing enters: the points solved, and
  * so the options, are the same for any number of threads. */
@@ -202,8 +203,17 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
         n = 0;
         for (int c = 0; c < nc && !r; c++) {
             if (!s->grids[c]) continue;
-            for (int o = 0; o < s->opts.classes[c].n_options; o++)
-                if (used[c][o]) n += rk_checkmate_grid_want_near(s->grids[c], &s->opts.classes[c].options[o], h, want[c]);
+            for (int o = 0; o < s->opts.classes[c].n_options; o++) {
+                if (!used[c][o]) continue;
+                const rk_option *op = &s->opts.classes[c].options[o];
+                int k = rk_checkmate_grid_want_near(s->grids[c], op, h, want[c]);
+                /* a built-in option (no grid point found it): around the
+                 * grid point of its own peak and saved size */
+                if (k < 0)
+                    k = rk_checkmate_grid_want_budget(s->grids[c], op->fwd_peak > op->bwd_peak ? op->fwd_peak : op->bwd_peak,
+                                                      op->saved, h, want[c]);
+                n += k;
+            }
         }
         if (s->p.cm.verbose)
             rk_log_printf(&s->p.cm.log, RK_LOG_INFO, "rockmate: budget %lld: grid round %d, step %d: %d more points",

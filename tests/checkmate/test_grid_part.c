@@ -58,12 +58,14 @@ START_TEST(parts_keep_optima) {
         ck_assert(P == 6 && S == 5);
         char *want = calloc((size_t)(P * S), 1);
         ck_assert_ptr_nonnull(want);
-        /* coarse, step 2 from the loosest corner: rows 5, 3, 1 x columns 4, 2, 0 */
-        int nc = rk_checkmate_grid_want_coarse(gr, 2, want);
-        ck_assert(nc >= 1 && nc <= 9);
+        /* coarse, step 3 from the loosest corner: rows 5, 2 x columns 4, 1,
+         * and (5, 0) */
+        int nc = rk_checkmate_grid_want_coarse(gr, 3, want);
+        ck_assert(nc >= 1 && nc <= 5);
         for (int i = 0; i < P; i++)
             for (int j = 0; j < S; j++)
-                if (want[i * S + j]) ck_assert((P - 1 - i) % 2 == 0 && (S - 1 - j) % 2 == 0);
+                if (want[i * S + j])
+                    ck_assert(((P - 1 - i) % 3 == 0 && (S - 1 - j) % 3 == 0) || (i == P - 1 && j == 0));
         ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, &want, &err), RK_OK);
         ck_assert(rk_checkmate_grid_solved(gr, P - 1, S - 1));
         rk_checkmate_stats st;
@@ -73,7 +75,19 @@ START_TEST(parts_keep_optima) {
         int n = 0;
         ck_assert_int_eq(rk_checkmate_grid_options(gr, &o, &n, &err), RK_OK);
         memset(want, 0, (size_t)(P * S));
+        /* the tightest budget: (0, 0) and its neighbours, those not solved */
+        int nw = rk_checkmate_grid_want_budget(gr, 0, 0, 1, want), nf = 0;
+        ck_assert(nw >= 0 && nw <= 4);
+        ck_assert(want[0] || rk_checkmate_grid_solved(gr, 0, 0));
+        for (int k = 0; k < P * S; k++) {
+            if (!want[k]) continue;
+            nf++;
+            ck_assert(k / S <= 1 && k % S <= 1 && !rk_checkmate_grid_solved(gr, k / S, k % S));
+        }
+        ck_assert_int_eq(nf, nw);
+        memset(want, 0, (size_t)(P * S));
         int nn = n > 0 ? rk_checkmate_grid_want_near(gr, &o[0], 1, want) : 0;
+        ck_assert(nn >= 0);
         for (int k = 0; k < P * S; k++)
             if (want[k]) ck_assert(!rk_checkmate_grid_solved(gr, k / S, k % S));
         if (nn > 0) ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, &want, &err), RK_OK);
@@ -82,6 +96,9 @@ START_TEST(parts_keep_optima) {
         ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, NULL, &err), RK_OK);
         for (int i = 0; i < P; i++)
             for (int j = 0; j < S; j++) ck_assert(rk_checkmate_grid_solved(gr, i, j));
+        /* nothing left to flag, near an option or around a budget */
+        memset(want, 0, (size_t)(P * S));
+        ck_assert_int_eq(rk_checkmate_grid_want_budget(gr, 0, 0, 1, want), 0);
         ck_assert_int_eq(rk_checkmate_grid_options(gr, &o, &n, &err), RK_OK);
         rk_checkmate_grid_stats(gr, &st);
         for (int i = 0; i < P; i++) {
