@@ -140,6 +140,8 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
     *min_peak = ap < kp ? ap : kp;
     /* min-peak ILP: M_peak a variable, minimised */
     rk_lp *lp = NULL;
+    /* past the deadline: the asap peak, no ILP */
+    if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
     r = cm_model_lp(m, 0, -1, 1, &lp, err);
     if (r) return r;
     char name[300];
