@@ -207,6 +207,14 @@ void analyse(Model &M) {
                 real_rg = !alias;
             }
             if (!real_rg) {
+                if (const c10::FunctionSchema *sch = n->maybeSchema())
+                    for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
+                        const c10::AliasInfo *a = sch->arguments()[i].alias_info();
+                        if (a && a->isWrite()) { // e.g. num_batches_tracked.add_(1): once per training step
+                            M.static_writes.push_back(n);
+                            break;
+                        }
+                    }
                 if (is_size_like(n)) M.st.n_sizes++;
                 else if (k != prim::Constant && k != prim::GetAttr) M.st.n_static++;
                 for (size_t i = 0; i < st.size(); i++) {

@@ -13,6 +13,8 @@
 //   exec_measure.cpp  rk_exec_trace: measuring the classes, writing the chain
 //   exec_runtime.cpp  the executor's per-node operations (run, backward, forget)
 //   exec_run.cpp      rk_exec_run: a schedule beside the plain step; the C API
+//   exec_train.cpp    rk_train_*: a training session (many steps, an optimizer)
+//   exec_train_data.cpp  .npy input streams for training (--data)
 // docs/exec.md describes the method.
 #ifndef RK_EXEC_INTERNAL_H
 #define RK_EXEC_INTERNAL_H
@@ -45,6 +47,25 @@ struct RkErr {
     std::string msg;
 };
 [[noreturn]] void fail(rk_status st, const std::string &m);
+// Run f at a C API entry point: exceptions become the status and err's message.
+template <class F> rk_status guarded(rk_error *err, F f) {
+    try {
+        f();
+        return RK_OK;
+    } catch (const RkErr &e) {
+        rk_fail(err, e.st, "%s", e.msg.c_str());
+        return e.st;
+    } catch (const c10::Error &e) {
+        rk_fail(err, RK_EFAIL, "libtorch: %s", e.what_without_backtrace());
+        return RK_EFAIL;
+    } catch (const std::bad_alloc &) {
+        rk_fail(err, RK_ENOMEM, "out of memory");
+        return RK_ENOMEM;
+    } catch (const std::exception &e) {
+        rk_fail(err, RK_EFAIL, "%s", e.what());
+        return RK_EFAIL;
+    }
+}
 // "aten::relu (%x) at code/__torch__.py:11 in model.layer1": a node for messages.
 std::string where(const Node *n);
 
@@ -112,6 +133,9 @@ struct Model {
     std::unordered_map<const Node *, torch::jit::Operation> ops;
     std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
     std::unordered_map<int, at::Tensor> block_output; // analysis-run data of each block's output
+    // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
+    // plain forward changes once per step; a training session runs them once per step.
+    std::vector<Node *> static_writes;
 };
 
 // ------------------------------------------------------ device layer
@@ -194,6 +218,13 @@ struct Runtime {
     Model &M;
     std::vector<GState> gs;
     std::unordered_map<const Value *, IValue> cache; // materialized views
+    // Training (live_rng): a random node's first run draws from the generator
+    // as the plain forward does (its state before is kept in step_rng), a
+    // recompute replays that state; without it, every run replays the state
+    // the analysis run recorded (one step seeded like the plain one).
+    bool live_rng = false;
+    std::unordered_map<const Node *, at::Tensor> step_rng;
+    int last_random = -1; // graph index of the last random node run first
     explicit Runtime(Model &m);
     IValue materialize(const Value *v);
     at::Tensor exec_program(int g); // the group's program on the current inputs (output with grad_fn)
@@ -227,11 +258,34 @@ std::vector<int> block_inputs(Model &M, int b);
 void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double loss_time, rk_graph *gr,
                        ClassGraph &cg);
 
+// ------------------------------------------------------ training data (exec_train_data.cpp)
+
+// One .npy input stream: items of the model input's shape and dtype.
+struct NpyStream {
+    std::string path;
+    at::ScalarType dtype = at::kFloat;
+    std::vector<int64_t> item_shape;
+    int64_t items = 0, item_bytes = 0;
+    uint64_t offset = 0; // of the first item
+};
+// Open and check (header, dtype, shape (K, *like's shape), size) for model input `input`.
+NpyStream npy_open(const std::string &path, const at::Tensor &like, int input);
+// Item i mod K.
+at::Tensor npy_read(const NpyStream &s, int64_t i);
+
 // ------------------------------------------------------ the two jobs
 
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st);
 void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, const rk_run_options *ro,
          rk_run_result *res);
+
+// Shared by rk_exec_run and training sessions (exec_run.cpp): check that the
+// chain is this model's and map its classes' nodes onto the model's groups;
+// run a (simulated) schedule's operations with R, returning the loss value
+// (and a copy of the output in *out when out is not null).
+std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch);
+double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
+                        Runtime &R, at::Tensor *out);
 
 } // namespace rkx
 

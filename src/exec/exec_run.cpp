@@ -15,10 +15,7 @@
 namespace rkx {
 
 
-void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, const rk_run_options *ro,
-         rk_run_result *res) {
-    Model M;
-    load_model(M, o);
+std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
     // The chain must be what tracing this model gives.
     size_t nb = M.block_begin.size();
     if ((size_t)ch->n_blocks != nb || (size_t)ch->n_classes != M.class_canon.size())
@@ -41,6 +38,52 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     for (size_t b = 0; b < nb; b++)
         if (ch->blocks[b].cls != M.block_class[b])
             fail(RK_EINPUT, "block " + std::to_string(b) + " of the chain has another class than this model's");
+    return cgs;
+}
+
+double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
+                        Runtime &R, at::Tensor *out) {
+    size_t nb = M.block_begin.size();
+    double loss_value = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const rk_op &op = s->ops[i];
+        if (op.kind == RK_OP_MARK) continue;
+        if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
+        const ClassGraph &cg = cgs[M.block_class[op.block]];
+        int first = M.block_begin[op.block];
+        if (op.kind == RK_OP_RUN) {
+            if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
+            const CMapEntry &e = cg.cmap[op.node];
+            if (e.kind == 0) R.fwd(M.order[first + e.local]);
+            else if (e.kind == 1) R.bwd(M.order[first + e.local]);
+            else {
+                if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
+                at::Tensor y = R.materialize(M.output).toTensor();
+                at::Tensor l = loss == RK_LOSS_MEAN ? y.mean() : y.sum();
+                loss_value = l.item<double>();
+                if (out) {
+                    PauseTracking p;
+                    *out = keep_copy(y);
+                }
+                l.backward();
+            }
+        } else if (op.kind == RK_OP_FORGET) {
+            if (op.node < 0 || op.node >= (int)cg.dmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad data node");
+            const DMapEntry &e = cg.dmap[op.node];
+            int grp = e.local >= 0 ? M.order[first + e.local] : block_inputs(M, op.block)[-1 - e.local];
+            if (e.kind == 0) R.forget_data(grp);
+            else if (e.kind == 1) R.forget_phantom(grp);
+            else R.forget_grad(grp);
+        }
+    }
+    return loss_value;
+}
+
+void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, const rk_run_options *ro,
+         rk_run_result *res) {
+    Model M;
+    load_model(M, o);
+    std::vector<ClassGraph> cgs = match_chain(M, ch);
     Mem A(M);
     auto params = params_of(M);
     int64_t input_bytes = 0;
@@ -85,37 +128,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             double a = A.now();
             {
                 Runtime R(M);
-                for (int i = 0; i < s->n_ops; i++) {
-                    const rk_op &op = s->ops[i];
-                    if (op.kind == RK_OP_MARK) continue;
-                    if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
-                    const ClassGraph &cg = cgs[M.block_class[op.block]];
-                    int first = M.block_begin[op.block];
-                    if (op.kind == RK_OP_RUN) {
-                        if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
-                        const CMapEntry &e = cg.cmap[op.node];
-                        if (e.kind == 0) R.fwd(M.order[first + e.local]);
-                        else if (e.kind == 1) R.bwd(M.order[first + e.local]);
-                        else {
-                            if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
-                            at::Tensor y = R.materialize(M.output).toTensor();
-                            at::Tensor l = ro->loss == RK_LOSS_MEAN ? y.mean() : y.sum();
-                            loss_value = l.item<double>();
-                            if (it == 0 && ro->check) {
-                                PauseTracking p;
-                                rk_out = keep_copy(y);
-                            }
-                            l.backward();
-                        }
-                    } else if (op.kind == RK_OP_FORGET) {
-                        if (op.node < 0 || op.node >= (int)cg.dmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad data node");
-                        const DMapEntry &e = cg.dmap[op.node];
-                        int grp = e.local >= 0 ? M.order[first + e.local] : block_inputs(M, op.block)[-1 - e.local];
-                        if (e.kind == 0) R.forget_data(grp);
-                        else if (e.kind == 1) R.forget_phantom(grp);
-                        else R.forget_grad(grp);
-                    }
-                }
+                loss_value = run_schedule_ops(M, cgs, s, ro->loss, R, it == 0 && ro->check ? &rk_out : nullptr);
             }
             double e = A.now() - a;
             int64_t pk = A.peak() - base + input_bytes;
@@ -166,34 +179,10 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
 
 } // namespace rkx
 
-namespace {
-
-using rkx::RkErr;
-
-template <class F> rk_status guarded(rk_error *err, F f) {
-    try {
-        f();
-        return RK_OK;
-    } catch (const RkErr &e) {
-        rk_fail(err, e.st, "%s", e.msg.c_str());
-        return e.st;
-    } catch (const c10::Error &e) {
-        rk_fail(err, RK_EFAIL, "libtorch: %s", e.what_without_backtrace());
-        return RK_EFAIL;
-    } catch (const std::bad_alloc &) {
-        rk_fail(err, RK_ENOMEM, "out of memory");
-        return RK_ENOMEM;
-    } catch (const std::exception &e) {
-        rk_fail(err, RK_EFAIL, "%s", e.what());
-        return RK_EFAIL;
-    }
-}
-
-} // namespace
 
 extern "C" rk_status rk_exec_trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st, rk_error *err) {
     rk_trace_stats tmp{};
-    rk_status s = guarded(err, [&] { rkx::trace(o, out, &tmp); });
+    rk_status s = rkx::guarded(err, [&] { rkx::trace(o, out, &tmp); });
     if (st) *st = tmp;
     return s;
 }
@@ -201,7 +190,7 @@ extern "C" rk_status rk_exec_trace(const rk_exec_options *o, rk_chain *out, rk_t
 extern "C" rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
                                  const rk_run_options *ro, rk_run_result *res, rk_error *err) {
     *res = rk_run_result{};
-    return guarded(err, [&] { rkx::run(o, ch, s, ro, res); });
+    return rkx::guarded(err, [&] { rkx::run(o, ch, s, ro, res); });
 }
 
 extern "C" int rk_exec_cuda_available(void) {

@@ -3,7 +3,10 @@
 // into the storage every view and saved tensor already points at), run its
 // backward through its own autograd graph, and forget its data (freeing the
 // storage everywhere at once), its phantoms (the autograd graph) or its
-// gradient.  Both tracing (measurement) and rk_exec_run use them.
+// gradient.  Tracing (measurement), rk_exec_run and training sessions use
+// them.  A recompute leaves the state the plain step changes once alone:
+// BatchNorm running statistics are restored after it, random nodes replay
+// the generator state of their first run.
 #include <torch/script.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <c10/core/StorageImpl.h>
@@ -54,11 +57,26 @@ IValue Runtime::materialize(const Value *v) {
     return IValue();
 }
 
+// BatchNorm-like nodes in training mode update their running statistics
+// (arguments 3 and 4, training flag 5) as a side effect the schema does not
+// declare.  The plain step does it once per forward: a recompute must not.
+static bool updates_running_stats(const Node *n, const Stack &st) {
+    static const std::set<std::string> kinds = {"aten::batch_norm", "aten::instance_norm",
+                                                "aten::native_batch_norm", "aten::_native_batch_norm_legit",
+                                                "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",
+                                                "aten::miopen_batch_norm"};
+    if (st.size() < 6 || !kinds.count(n->kind().toQualString())) return false;
+    return st[5].isBool() && st[5].toBool();
+}
+
 // Run a group's program on the current inputs; returns its output (with grad_fn).
 at::Tensor Runtime::exec_program(int g) {
     Group &G = M.groups[g];
+    bool again = gs[g].ran; // a recompute
+    bool restore_rng = G.nondet && (!live_rng || again);
     at::Tensor saved_rng;
-    if (G.nondet) saved_rng = rng_get(M.cuda);
+    if (restore_rng) saved_rng = rng_get(M.cuda);
+    std::vector<std::pair<at::Tensor, at::Tensor>> stats; // running statistics, their values before a recompute
     std::unordered_map<const Value *, IValue> local;
     for (Node *n : G.prog) {
         Stack st;
@@ -67,8 +85,30 @@ at::Tensor Runtime::exec_program(int g) {
             st.push_back(it != local.end() ? it->second : materialize(u));
         }
         if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
+        if (again && updates_running_stats(n, st))
+            for (int a : {3, 4})
+                if (st[a].isTensor() && st[a].toTensor().defined())
+                    stats.push_back({st[a].toTensor(), st[a].toTensor().clone()});
         auto r = M.rng_state.find(n);
-        if (r != M.rng_state.end()) rng_set(M.cuda, r->second);
+        if (r != M.rng_state.end()) {
+            if (!live_rng) {
+                rng_set(M.cuda, r->second);
+            } else if (again) {
+                auto k = step_rng.find(n);
+                if (k == step_rng.end()) fail(RK_EFAIL, "recompute of random " + where(n) + " before its first run");
+                rng_set(M.cuda, k->second);
+            } else {
+                // First run: draw as the plain forward does, in the graph's order.
+                int ix = M.node_index.at(n);
+                if (ix < last_random)
+                    fail(RK_EINPUT, "the schedule runs random " + where(n) + " for the first time after a random "
+                                    "node that follows it in the model: its random numbers would differ from "
+                                    "plain training");
+                last_random = ix;
+                PauseTracking pause; // bookkeeping, not the model's memory
+                step_rng[n] = rng_get(M.cuda);
+            }
+        }
         try {
             run_node(M, n, st);
         } catch (const c10::Error &e) {
@@ -78,7 +118,13 @@ at::Tensor Runtime::exec_program(int g) {
     }
     at::Tensor out = local.at(G.data).toTensor();
     local.clear();
-    if (G.nondet) rng_set(M.cuda, saved_rng);
+    if (!stats.empty()) {
+        // Below autograd's in-place layer: the backward saved these tensors,
+        // and putting their values back must not bump their version.
+        at::AutoDispatchBelowADInplaceOrView below;
+        for (auto &p : stats) p.first.copy_(p.second);
+    }
+    if (restore_rng) rng_set(M.cuda, saved_rng);
     return out;
 }
 

@@ -91,6 +91,65 @@ typedef struct {
 RK_API rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
                       const rk_run_options *ro, rk_run_result *res, rk_error *err);
 
+/* ------------------------------------------------------------ training
+ *
+ * A training session: the model, its chain and a schedule are loaded once,
+ * then every rk_train_step runs one training step on the step's inputs
+ * (the schedule holds for any inputs of the traced shapes): forward and
+ * backward as the schedule says (or the plain PyTorch step when the
+ * schedule is NULL: the reference), the gradients land in the model's
+ * parameters, and a libtorch optimizer steps them.  The generator is seeded
+ * once (options' seed) when the session opens; BatchNorm running statistics
+ * are updated once per step and a recomputed random node (dropout) draws the
+ * same numbers as its first run, so a session with a schedule and one
+ * without give equal losses, parameters and buffers bit for bit.  Sessions
+ * share libtorch's process-wide state: run one step at a time. */
+
+typedef enum { RK_OPTIM_SGD = 0, RK_OPTIM_ADAM = 1, RK_OPTIM_ADAMW = 2 } rk_optim_kind;
+
+typedef struct {
+    rk_optim_kind optimizer;
+    double lr;                   /* learning rate (> 0) */
+    double weight_decay;         /* SGD and Adam: L2 added to the gradient; AdamW: decoupled */
+    double momentum;             /* SGD only */
+    rk_loss_kind loss;           /* loss = sum or mean of the model's output */
+    int n_data;                  /* 0: random inputs, drawn at each step from the seed and the step
+                                    number (values as rk_exec_options' random inputs) */
+    const char *data[RK_EXEC_MAX_INPUTS]; /* one .npy file per model input (numpy.save of an array of
+                                    shape (K, *input shape), the input's dtype, little-endian, C order):
+                                    step i (from 0) reads item i mod K */
+} rk_train_options;
+
+typedef struct {
+    int step;                    /* steps done, this one included */
+    double loss;
+    double time_us;              /* forward + backward + optimizer step, wall clock */
+    int64_t peak;                /* peak activation bytes of the forward and backward (as
+                                    rk_run_result.measured_peak: parameters, gradients and
+                                    optimizer state excluded, the inputs included) */
+    int64_t allocated;           /* all bytes allocated after the step (parameters, gradients,
+                                    optimizer state, data): constant from the second step on */
+} rk_train_step_result;
+
+typedef struct rk_train rk_train;
+
+/* Open a session.  `s` (NULL for plain training) is replayed by the
+ * simulator first and refused when invalid; `ch` must be the model's chain
+ * (as for rk_exec_run).  Bad data files (unreadable, not .npy, dtype or
+ * shape other than the model's inputs, truncated) are RK_EINPUT. */
+rk_status rk_train_open(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+                        const rk_train_options *to, rk_train **out, rk_error *err);
+/* One training step. */
+rk_status rk_train_step(rk_train *t, rk_train_step_result *r, rk_error *err);
+/* Write the model with its current parameters and buffers, in the format it
+ * was loaded from (TorchScript; a torch.export archive cannot be written:
+ * RK_EINPUT), atomically: a failed or killed save leaves no partial file. */
+rk_status rk_train_save(rk_train *t, const char *path, rk_error *err);
+/* FNV-1a hashes of the parameters' and of the buffers' bytes (names and
+ * values, module order): equal hashes mean bit-identical states. */
+rk_status rk_train_digest(rk_train *t, uint64_t *params, uint64_t *buffers, rk_error *err);
+void rk_train_free(rk_train *t);
+
 /* Nonzero when this build's libtorch has CUDA and a device is present. */
 RK_API int rk_exec_cuda_available(void);
 

@@ -1,0 +1,245 @@
+// exec_train.cpp — training sessions (rk_train_* in rk_exec.h): load the model,
+// its chain and a schedule once, then run step after step: the step's inputs
+// (a .npy stream or random), forward and backward as the schedule says (or
+// the plain PyTorch step, the reference), a libtorch optimizer (SGD with
+// momentum, Adam, AdamW), the measured activation peak of every step; save
+// the trained model atomically; hash parameters and buffers for comparisons.
+// State the plain forward changes once per step (BatchNorm running
+// statistics and num_batches_tracked, the generator) changes once per step
+// here too: see Runtime::exec_program and Model::static_writes.
+#include <torch/script.h>
+#include <torch/optim.h>
+
+#include <memory>
+#include <sstream>
+
+#include "exec_internal.h"
+
+struct rk_train {
+    rkx::Model M;
+    std::string model_path;
+    uint64_t seed = 0;
+    bool plain = true;
+    std::vector<rk_op> ops;
+    std::vector<rkx::ClassGraph> cgs;
+    std::vector<at::Tensor> params;
+    std::unique_ptr<torch::optim::Optimizer> opt;
+    rk_train_options to{};
+    std::vector<rkx::NpyStream> data;
+    int steps = 0;
+};
+
+namespace rkx {
+
+// The analysis run of load_model ran the forward once (BatchNorm updated its
+// running statistics): put the file's buffers back.
+static void reset_buffers(rk_train &T) {
+    torch::jit::Module fresh = is_export_archive(T.model_path) ? load_exported(T.model_path)
+                                                                : torch::jit::load(T.model_path);
+    std::map<std::string, at::Tensor> file;
+    for (const auto &b : fresh.named_buffers()) file[b.name] = b.value;
+    at::NoGradGuard ng;
+    for (const auto &b : T.M.module.named_buffers()) {
+        auto it = file.find(b.name);
+        if (it == file.end() || !it->second.sizes().equals(b.value.sizes()))
+            fail(RK_EFAIL, "buffer " + b.name + " differs between two loads of " + T.model_path);
+        b.value.copy_(it->second);
+    }
+}
+
+static void make_optimizer(rk_train &T) {
+    const rk_train_options &o = T.to;
+    if (!(o.lr > 0)) fail(RK_EINPUT, "the learning rate must be > 0");
+    if (!(o.weight_decay >= 0)) fail(RK_EINPUT, "the weight decay must be >= 0");
+    if (!(o.momentum >= 0) || o.momentum >= 1) fail(RK_EINPUT, "the momentum must be in [0, 1)");
+    std::vector<at::Tensor> ps;
+    for (auto &p : T.params)
+        if (p.requires_grad()) ps.push_back(p);
+    switch (o.optimizer) {
+    case RK_OPTIM_SGD:
+        T.opt = std::make_unique<torch::optim::SGD>(
+            ps, torch::optim::SGDOptions(o.lr).momentum(o.momentum).weight_decay(o.weight_decay));
+        break;
+    case RK_OPTIM_ADAM:
+        T.opt = std::make_unique<torch::optim::Adam>(ps, torch::optim::AdamOptions(o.lr).weight_decay(o.weight_decay));
+        break;
+    case RK_OPTIM_ADAMW:
+        T.opt = std::make_unique<torch::optim::AdamW>(ps,
+                                                      torch::optim::AdamWOptions(o.lr).weight_decay(o.weight_decay));
+        break;
+    default: fail(RK_EINPUT, "unknown optimizer " + std::to_string((int)o.optimizer));
+    }
+}
+
+static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+                         const rk_train_options *to) {
+    if (!o || !o->model_path || !ch || !to) fail(RK_EINPUT, "rk_train_open: missing options, model or chain");
+    T.model_path = o->model_path;
+    T.seed = o->seed;
+    T.to = *to;
+    if (to->n_data < 0 || to->n_data > RK_EXEC_MAX_INPUTS) fail(RK_EINPUT, "bad number of data files");
+    load_model(T.M, o);
+    T.cgs = match_chain(T.M, ch);
+    if (s) {
+        T.plain = false;
+        T.ops.assign(s->ops, s->ops + s->n_ops);
+    }
+    reset_buffers(T);
+    T.params = params_of(T.M);
+    if (to->n_data > 0) {
+        if ((size_t)to->n_data != T.M.inputs.size())
+            fail(RK_EINPUT, "the model takes " + std::to_string(T.M.inputs.size()) + " input(s), " +
+                                std::to_string(to->n_data) + " data file(s) given (one .npy per input)");
+        for (int i = 0; i < to->n_data; i++) {
+            if (!to->data[i]) fail(RK_EINPUT, "data file " + std::to_string(i) + " missing");
+            T.data.push_back(npy_open(to->data[i], T.M.inputs[i], i));
+        }
+    }
+    for (int i = 0; i < to->n_data; i++) T.to.data[i] = nullptr; // the paths live in T.data
+    make_optimizer(T);
+    rng_seed(T.M.cuda, o->seed); // the analysis run drew from the generator: start as plain training would
+}
+
+// Step i's inputs: item i of the data streams, or random values drawn from
+// (seed, i) with the recipe of rk_exec_options' random inputs.
+static std::vector<at::Tensor> step_inputs(rk_train &T, int i) {
+    std::vector<at::Tensor> in;
+    if (!T.data.empty()) {
+        for (auto &d : T.data) in.push_back(npy_read(d, i));
+        return in;
+    }
+    at::Generator g = at::make_generator<at::CPUGeneratorImpl>(T.seed * 1000003 + 7919 + (uint64_t)i);
+    for (auto &like : T.M.inputs) {
+        at::ScalarType dt = like.scalar_type();
+        auto sh = like.sizes();
+        if (at::isFloatingType(dt)) in.push_back(at::randn(sh, g, at::TensorOptions().dtype(at::kDouble)).to(dt));
+        else if (dt == at::kBool) in.push_back(at::randint(0, 2, sh, g, at::TensorOptions().dtype(at::kLong)).to(dt));
+        else in.push_back(at::randint(0, 10, sh, g, at::TensorOptions().dtype(dt)));
+    }
+    return in;
+}
+
+static void train_step(rk_train &T, rk_train_step_result *r) {
+    Model &M = T.M;
+    Mem A(M);
+    std::vector<at::Tensor> in = step_inputs(T, T.steps);
+    int64_t input_bytes = 0;
+    for (size_t i = 0; i < in.size(); i++) {
+        M.inputs[i] = in[i].to(M.dev);
+        input_bytes += in[i].numel() * in[i].element_size();
+    }
+    in.clear();
+    zero_param_grads(T.params);
+    int64_t base = A.cur();
+    A.reset_peak();
+    double t0 = A.now();
+    double loss = 0;
+    if (T.plain) {
+        std::vector<IValue> args(M.inputs.begin(), M.inputs.end());
+        IValue y = M.module.forward(args);
+        if (y.isTuple() && y.toTupleRef().elements().size() == 1) y = y.toTupleRef().elements()[0];
+        if (!y.isTensor()) fail(RK_EINPUT, "the model does not return one tensor");
+        at::Tensor l = T.to.loss == RK_LOSS_MEAN ? y.toTensor().mean() : y.toTensor().sum();
+        y = IValue();
+        loss = l.item<double>();
+        l.backward();
+    } else {
+        for (Node *n : M.static_writes) { // what the plain forward does once per step besides activations
+            Stack st;
+            for (const Value *u : n->inputs()) st.push_back(M.vi.at(u).sval);
+            run_node(M, n, st);
+        }
+        rk_schedule s{};
+        s.n_ops = (int)T.ops.size();
+        s.ops = T.ops.data();
+        Runtime R(M);
+        R.live_rng = true;
+        loss = run_schedule_ops(M, T.cgs, &s, T.to.loss, R, nullptr);
+    }
+    int64_t peak = A.peak() - base + input_bytes;
+    T.opt->step();
+    double t1 = A.now();
+    T.steps++;
+    r->step = T.steps;
+    r->loss = loss;
+    r->time_us = t1 - t0;
+    r->peak = peak;
+    r->allocated = A.cur();
+}
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = static_cast<const unsigned char *>(p);
+    for (size_t i = 0; i < n; i++) h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t hash_tensors(const std::vector<std::pair<std::string, at::Tensor>> &ts) {
+    PauseTracking pause;
+    uint64_t h = 1469598103934665603ull;
+    for (auto &nt : ts) {
+        h = fnv(h, nt.first.data(), nt.first.size() + 1);
+        at::Tensor c = nt.second.detach().to(at::kCPU).contiguous();
+        h = fnv(h, c.data_ptr(), (size_t)(c.numel() * c.element_size()));
+    }
+    return h;
+}
+
+static void digest(rk_train &T, uint64_t *p, uint64_t *b) {
+    std::vector<std::pair<std::string, at::Tensor>> ps, bs;
+    for (const auto &x : T.M.module.named_parameters()) ps.push_back({x.name, x.value});
+    for (const auto &x : T.M.module.named_buffers()) bs.push_back({x.name, x.value});
+    if (p) *p = hash_tensors(ps);
+    if (b) *b = hash_tensors(bs);
+}
+
+static void save(rk_train &T, const char *path) {
+    if (!path) fail(RK_EINPUT, "no path to save the model to");
+    if (is_export_archive(T.model_path))
+        fail(RK_EINPUT, T.model_path + " is a torch.export archive: rkmate cannot write that format (train the "
+                                        "TorchScript model, torch.jit.trace(...).save, to save it)");
+    std::ostringstream os;
+    {
+        PauseTracking pause;
+        T.M.module.save(os);
+    }
+    std::string bytes = os.str();
+    rk_error e;
+    e.msg[0] = 0;
+    rk_status st = rk_write_file_atomic(path, bytes.data(), bytes.size(), &e);
+    if (st != RK_OK) fail(st, e.msg);
+}
+
+} // namespace rkx
+
+extern "C" rk_status rk_train_open(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+                                   const rk_train_options *to, rk_train **out, rk_error *err) {
+    *out = nullptr;
+    if (s && ch) {
+        rk_sim_result sim;
+        rk_status st = rk_simulate(ch, s, &sim, err);
+        if (st != RK_OK) return st;
+    }
+    rk_train *t = nullptr;
+    rk_status st = rkx::guarded(err, [&] {
+        auto T = std::make_unique<rk_train>();
+        rkx::open_session(*T, o, ch, s, to);
+        t = T.release();
+    });
+    *out = t;
+    return st;
+}
+
+extern "C" rk_status rk_train_step(rk_train *t, rk_train_step_result *r, rk_error *err) {
+    *r = rk_train_step_result{};
+    return rkx::guarded(err, [&] { rkx::train_step(*t, r); });
+}
+
+extern "C" rk_status rk_train_save(rk_train *t, const char *path, rk_error *err) {
+    return rkx::guarded(err, [&] { rkx::save(*t, path); });
+}
+
+extern "C" rk_status rk_train_digest(rk_train *t, uint64_t *params, uint64_t *buffers, rk_error *err) {
+    return rkx::guarded(err, [&] { rkx::digest(*t, params, buffers); });
+}
+
+extern "C" void rk_train_free(rk_train *t) { delete t; }
