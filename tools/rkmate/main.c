@@ -27,7 +27,7 @@ static const command commands[] = {
     {"demo", rk_cmd_demo, "solve a built-in example chain at a few budgets"},
 };
 
-static const char *torch_commands[] = {"trace", "run", "optimize", NULL};
+static const char *torch_commands[] = {"trace", "run", "optimize", "train", NULL};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: rkmate COMMAND [ARGS...]\n\n"
@@ -37,6 +37,7 @@ static void usage(FILE *f) {
     fprintf(f, "  %-17s %s\n", "trace", "TorchScript model -> measured chain (needs rkmate-torch)");
     fprintf(f, "  %-17s %s\n", "run", "run a schedule as a real training step (needs rkmate-torch)");
     fprintf(f, "  %-17s %s\n", "optimize", "trace + solve + run + report (needs rkmate-torch)");
+    fprintf(f, "  %-17s %s\n", "train", "train many steps with a schedule and an optimizer (needs rkmate-torch)");
     fprintf(f, "\n'rkmate COMMAND --help' describes each command.  Exit codes: 0 ok, 1 failure,\n"
                "2 bad input, 3 no schedule fits the budget.\n");
 }

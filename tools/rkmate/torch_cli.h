@@ -41,5 +41,6 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
 int rk_cmd_trace(int argc, char **argv);
 int rk_cmd_run(int argc, char **argv);
 int rk_cmd_optimize(int argc, char **argv);
+int rk_cmd_train(int argc, char **argv);
 
 #endif

@@ -1,5 +1,5 @@
 /* torch_main.c — the `rkmate-torch` program: the libtorch commands of
- * rkmate (trace, run, optimize), run by `rkmate` with argv[1] = the command. */
+ * rkmate (trace, run, optimize, train), run by `rkmate` with argv[1] = the command. */
 #include <stdio.h>
 #include <string.h>
 
@@ -8,13 +8,14 @@
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: rkmate-torch trace|run|optimize ARGS... (normally run as 'rkmate trace ...')\n");
+        fprintf(stderr, "usage: rkmate-torch trace|run|optimize|train ARGS... (normally run as 'rkmate trace ...')\n");
         return CLI_BADINPUT;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "trace")) return rk_cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) return rk_cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "optimize")) return rk_cmd_optimize(argc - 1, argv + 1);
-    fprintf(stderr, "rkmate-torch: unknown command '%s' (expected trace, run or optimize)\n", cmd);
+    if (!strcmp(cmd, "train")) return rk_cmd_train(argc - 1, argv + 1);
+    fprintf(stderr, "rkmate-torch: unknown command '%s' (expected trace, run, optimize or train)\n", cmd);
     return CLI_BADINPUT;
 }
