@@ -137,18 +137,18 @@ typedef struct rk_train rk_train;
  * simulator first and refused when invalid; `ch` must be the model's chain
  * (as for rk_exec_run).  Bad data files (unreadable, not .npy, dtype or
  * shape other than the model's inputs, truncated) are RK_EINPUT. */
-rk_status rk_train_open(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
+RK_API rk_status rk_train_open(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
                         const rk_train_options *to, rk_train **out, rk_error *err);
 /* One training step. */
-rk_status rk_train_step(rk_train *t, rk_train_step_result *r, rk_error *err);
+RK_API rk_status rk_train_step(rk_train *t, rk_train_step_result *r, rk_error *err);
 /* Write the model with its current parameters and buffers, in the format it
  * was loaded from (TorchScript; a torch.export archive cannot be written:
  * RK_EINPUT), atomically: a failed or killed save leaves no partial file. */
-rk_status rk_train_save(rk_train *t, const char *path, rk_error *err);
+RK_API rk_status rk_train_save(rk_train *t, const char *path, rk_error *err);
 /* FNV-1a hashes of the parameters' and of the buffers' bytes (names and
  * values, module order): equal hashes mean bit-identical states. */
-rk_status rk_train_digest(rk_train *t, uint64_t *params, uint64_t *buffers, rk_error *err);
-void rk_train_free(rk_train *t);
+RK_API rk_status rk_train_digest(rk_train *t, uint64_t *params, uint64_t *buffers, rk_error *err);
+RK_API void rk_train_free(rk_train *t);
 
 /* Nonzero when this build's libtorch has CUDA and a device is present. */
 RK_API int rk_exec_cuda_available(void);
