@@ -281,11 +281,14 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
 
 // Shared by rk_exec_run and training sessions (exec_run.cpp): check that the
 // chain is this model's and map its classes' nodes onto the model's groups;
-// run a (simulated) schedule's operations with R, returning the loss value
-// (and a copy of the output in *out when out is not null).
+// run a (simulated) schedule's operations [from, to) (to < 0: all) with R,
+// returning the loss value (and a copy of the output in *out when out is not
+// null); with grad_out, the loss node backpropagates that gradient of the
+// output instead (the loss was computed by the caller).
 std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch);
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
-                        Runtime &R, at::Tensor *out);
+                        Runtime &R, at::Tensor *out, int from = 0, int to = -1,
+                        const at::Tensor *grad_out = nullptr);
 
 } // namespace rkx
 

@@ -6,6 +6,7 @@
 // (rk_exec.h), where C++ exceptions become status codes.
 #include <torch/script.h>
 #include <torch/cuda.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,10 +43,11 @@ std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
 }
 
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
-                        Runtime &R, at::Tensor *out) {
+                        Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out) {
     size_t nb = M.block_begin.size();
     double loss_value = 0;
-    for (int i = 0; i < s->n_ops; i++) {
+    if (to < 0 || to > s->n_ops) to = s->n_ops;
+    for (int i = from; i < to; i++) {
         const rk_op &op = s->ops[i];
         if (op.kind == RK_OP_MARK) continue;
         if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
@@ -59,6 +61,10 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             else {
                 if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
                 at::Tensor y = R.materialize(M.output).toTensor();
+                if (grad_out) { // the loss is the caller's: backward from its gradient
+                    torch::autograd::backward({y}, {*grad_out});
+                    continue;
+                }
                 at::Tensor l = loss == RK_LOSS_MEAN ? y.mean() : y.sum();
                 loss_value = l.item<double>();
                 if (out) {

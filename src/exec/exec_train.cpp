@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "exec_internal.h"
+#include "rk_exec_torch.h"
 
 struct rk_train {
     rkx::Model M;
@@ -27,6 +28,9 @@ struct rk_train {
     rk_train_options to{};
     std::vector<rkx::NpyStream> data;
     int steps = 0;
+    int loss_op = -1;
+    at::Tensor rng_before;              // the generator's state when the session opened                   // index of the schedule's loss node
+    std::unique_ptr<rkx::Runtime> half; // a step split at the loss (rk_exec_torch.h), between its halves
 };
 
 namespace rkx {
@@ -78,11 +82,21 @@ static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *
     T.seed = o->seed;
     T.to = *to;
     if (to->n_data < 0 || to->n_data > RK_EXEC_MAX_INPUTS) fail(RK_EINPUT, "bad number of data files");
+    select_device(T.M, o->device);
+    T.rng_before = rng_get(T.M.cuda);
     load_model(T.M, o);
     T.cgs = match_chain(T.M, ch);
     if (s) {
         T.plain = false;
         T.ops.assign(s->ops, s->ops + s->n_ops);
+        for (int i = 0; i < s->n_ops && T.loss_op < 0; i++) {
+            const rk_op &op = s->ops[i];
+            if (op.kind == RK_OP_RUN && op.block >= 0 && op.block < ch->n_blocks) {
+                const ClassGraph &cg = T.cgs[T.M.block_class[op.block]];
+                if (op.node >= 0 && op.node < (int)cg.cmap.size() && cg.cmap[op.node].kind == 2) T.loss_op = i;
+            }
+        }
+        if (T.loss_op < 0) fail(RK_EINPUT, "the schedule never runs the loss node");
     }
     reset_buffers(T);
     T.params = params_of(T.M);
@@ -96,8 +110,9 @@ static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *
         }
     }
     for (int i = 0; i < to->n_data; i++) T.to.data[i] = nullptr; // the paths live in T.data
-    make_optimizer(T);
-    rng_seed(T.M.cuda, o->seed); // the analysis run drew from the generator: start as plain training would
+    if (to->optimizer != RK_OPTIM_NONE) make_optimizer(T);
+    if (to->keep_generator) rng_set(T.M.cuda, T.rng_before);
+    else rng_seed(T.M.cuda, o->seed); // the analysis run drew from the generator: start as plain training would
 }
 
 // Step i's inputs: item i of the data streams, or random values drawn from
@@ -157,6 +172,7 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
         loss = run_schedule_ops(M, T.cgs, &s, T.to.loss, R, nullptr);
     }
     int64_t peak = A.peak() - base + input_bytes;
+    if (!T.opt) fail(RK_EINPUT, "this session has no optimizer (RK_OPTIM_NONE): step it with rk_exec_torch.h");
     T.opt->step();
     double t1 = A.now();
     T.steps++;
@@ -209,7 +225,97 @@ static void save(rk_train &T, const char *path) {
     if (st != RK_OK) fail(st, e.msg);
 }
 
+// ------------------------------------------------ a step split at the loss
+
+static void put_inputs(rk_train &T, const std::vector<at::Tensor> &in) {
+    Model &M = T.M;
+    if (in.size() != M.inputs.size())
+        fail(RK_EINPUT, "the model takes " + std::to_string(M.inputs.size()) + " input(s), got " +
+                            std::to_string(in.size()));
+    for (size_t i = 0; i < in.size(); i++) {
+        const at::Tensor &x = in[i], &like = M.inputs[i];
+        if (!x.defined() || x.sizes() != like.sizes() || x.scalar_type() != like.scalar_type())
+            fail(RK_EINPUT, "input " + std::to_string(i) + ": expected " + c10::toString(like.scalar_type()) + " " +
+                                c10::str(like.sizes()) + " (the traced shape), got " +
+                                (x.defined() ? std::string(c10::toString(x.scalar_type())) + " " + c10::str(x.sizes())
+                                             : std::string("nothing")));
+        // A copy: the schedule may forget (free) an input's data.
+        M.inputs[i] = x.detach().to(M.dev, /*non_blocking=*/false, /*copy=*/true);
+    }
+}
+
+at::Tensor forward_half(rk_train &T, const std::vector<at::Tensor> &in) {
+    Model &M = T.M;
+    at::AutoGradMode grad(true); // called from an autograd.Function's forward (no grad there)
+    T.half.reset();
+    put_inputs(T, in);
+    for (auto &p : T.params) p.mutable_grad() = at::Tensor();
+    if (T.plain) fail(RK_EINPUT, "a session without a schedule cannot split a step");
+    for (Node *n : M.static_writes) {
+        Stack st;
+        for (const Value *u : n->inputs()) st.push_back(M.vi.at(u).sval);
+        run_node(M, n, st);
+    }
+    rk_schedule s{};
+    s.n_ops = (int)T.ops.size();
+    s.ops = T.ops.data();
+    T.half = std::make_unique<Runtime>(M);
+    T.half->live_rng = true;
+    run_schedule_ops(M, T.cgs, &s, T.to.loss, *T.half, nullptr, 0, T.loss_op);
+    // A copy: the schedule frees the output's data during the backward.
+    return T.half->materialize(M.output).toTensor().detach().clone();
+}
+
+std::vector<at::Tensor> backward_half(rk_train &T, const at::Tensor &grad_out) {
+    Model &M = T.M;
+    if (!T.half) fail(RK_EINPUT, "backward without a forward (or twice)");
+    at::AutoGradMode grad(true); // recomputations build autograd graphs
+    at::Tensor g = grad_out.to(M.dev);
+    rk_schedule s{};
+    s.n_ops = (int)T.ops.size();
+    s.ops = T.ops.data();
+    run_schedule_ops(M, T.cgs, &s, T.to.loss, *T.half, nullptr, T.loss_op, -1, &g);
+    T.half.reset();
+    std::vector<at::Tensor> grads;
+    for (auto &p : T.params) {
+        grads.push_back(p.grad());
+        p.mutable_grad() = at::Tensor();
+    }
+    return grads;
+}
+
 } // namespace rkx
+
+// ------------------------------------------------ rk_exec_torch.h
+
+static void rethrow(rk_status st, const rk_error &e) {
+    if (st != RK_OK) throw std::runtime_error(std::string("rkmate: ") + e.msg);
+}
+
+at::Tensor rk_train_forward(rk_train *t, const std::vector<at::Tensor> &inputs) {
+    rk_error e;
+    e.msg[0] = 0;
+    at::Tensor y;
+    rethrow(rkx::guarded(&e, [&] { y = rkx::forward_half(*t, inputs); }), e);
+    return y;
+}
+
+std::vector<at::Tensor> rk_train_backward(rk_train *t, const at::Tensor &grad_out) {
+    rk_error e;
+    e.msg[0] = 0;
+    std::vector<at::Tensor> g;
+    rethrow(rkx::guarded(&e, [&] { g = rkx::backward_half(*t, grad_out); }), e);
+    return g;
+}
+
+std::vector<std::pair<std::string, at::Tensor>> rk_train_tensors(rk_train *t, bool buffers) {
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    if (buffers)
+        for (const auto &b : t->M.module.named_buffers()) out.push_back({b.name, b.value});
+    else
+        for (const auto &p : t->M.module.named_parameters()) out.push_back({p.name, p.value});
+    return out;
+}
 
 extern "C" rk_status rk_train_open(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s,
                                    const rk_train_options *to, rk_train **out, rk_error *err) {

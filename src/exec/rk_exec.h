@@ -105,7 +105,10 @@ RK_API rk_status rk_exec_run(const rk_exec_options *o, const rk_chain *ch, const
  * without give equal losses, parameters and buffers bit for bit.  Sessions
  * share libtorch's process-wide state: run one step at a time. */
 
-typedef enum { RK_OPTIM_SGD = 0, RK_OPTIM_ADAM = 1, RK_OPTIM_ADAMW = 2 } rk_optim_kind;
+typedef enum {
+    RK_OPTIM_SGD = 0, RK_OPTIM_ADAM = 1, RK_OPTIM_ADAMW = 2,
+    RK_OPTIM_NONE = 3            /* the caller steps the parameters (rk_exec_torch.h) */
+} rk_optim_kind;
 
 typedef struct {
     rk_optim_kind optimizer;
@@ -118,6 +121,8 @@ typedef struct {
     const char *data[RK_EXEC_MAX_INPUTS]; /* one .npy file per model input (numpy.save of an array of
                                     shape (K, *input shape), the input's dtype, little-endian, C order):
                                     step i (from 0) reads item i mod K */
+    int keep_generator;          /* nonzero: the session does not seed the generator, and leaves it
+                                    as it was before rk_train_open (the caller seeds) */
 } rk_train_options;
 
 typedef struct {
