@@ -161,8 +161,8 @@ if [ $symbols = 1 ]; then
         fail "nm -D --defined-only librkmate.so"
     fi
     # And the other way: every function the core's headers declare is there
-    # (rk_exec.h's are librkmate_exec.so's).
-    grep -F "/* $incdir/" "$tmp/aux.txt" | grep -vF "/* $incdir/rk_exec.h:" | grep -v '\bstatic\b' |
+    # (rk_exec.h's are librkmate_exec.so's, rk_cuda.h's librkmate_cuda.a's).
+    grep -F "/* $incdir/" "$tmp/aux.txt" | grep -vF -e "/* $incdir/rk_exec.h:" -e "/* $incdir/rk_cuda.h:" | grep -v '\bstatic\b' |
         sed -E 's|^/\*[^*]*\*/ *||; s/^([^(]*[ *])([A-Za-z_][A-Za-z0-9_]*) \(.*/\2/' | sort -u >"$tmp/core.txt"
     comm -23 "$tmp/core.txt" "$tmp/exported.txt" >"$tmp/missing.txt"
     if [ -s "$tmp/missing.txt" ]; then
