@@ -58,6 +58,13 @@ void run_node(Model &M, const Node *n, Stack &st) {
         std::vector<IValue> elems(std::make_move_iterator(st.end() - m), std::make_move_iterator(st.end()));
         st.resize(st.size() - m);
         st.emplace_back(c10::ivalue::Tuple::create(std::move(elems)));
+    } else if (k == prim::DictConstruct) { // a model returning a dict (keys and values alternate)
+        size_t m = n->inputs().size();
+        const auto &dt = n->output()->type()->expectRef<c10::DictType>();
+        c10::impl::GenericDict d(dt.getKeyType(), dt.getValueType());
+        for (size_t i = st.size() - m; i + 1 < st.size(); i += 2) d.insert_or_assign(st[i], st[i + 1]);
+        st.resize(st.size() - m);
+        st.emplace_back(std::move(d));
     } else if (k == prim::ListUnpack) {
         IValue l = st.back();
         st.pop_back();
@@ -83,19 +90,26 @@ void run_node(Model &M, const Node *n, Stack &st) {
     }
 }
 
-/* A group for node n whose (single) output is the tensor t. */
-static Group group_of(Node *n, const at::Tensor &t, bool random) {
+/* A group for node n whose new tensors are the outputs `outs` (values vals). */
+static Group group_of(Node *n, const std::vector<const Value *> &outs, const std::vector<at::Tensor> &vals,
+                      bool random) {
     Group G;
     G.main = n;
-    G.data = n->output();
-    G.rg = t.requires_grad();
-    G.sizes = t.sizes().vec();
-    G.dtype = t.scalar_type();
-    G.bytes = t.numel() * t.element_size();
+    G.outs = outs;
+    G.data = outs[0];
+    for (const at::Tensor &t : vals) {
+        G.rg = G.rg || t.requires_grad();
+        G.out_rg.push_back(t.requires_grad());
+        G.bytes += t.numel() * t.element_size();
+        if (t.requires_grad()) G.grad_bytes += t.numel() * t.element_size();
+    }
+    G.sizes = vals[0].sizes().vec();
+    G.dtype = vals[0].scalar_type();
     G.op = n->kind().toUnqualString();
     G.nondet = random;
     return G;
 }
+static Group group_of(Node *n, const at::Tensor &t, bool random) { return group_of(n, {n->output()}, {t}, random); }
 
 static const c10::StorageImpl *storage_of(const IValue &v) {
     if (!v.isTensor()) return nullptr;
@@ -126,6 +140,100 @@ void owners_of(Model &M, const Value *v, std::vector<int> &out) {
         for (const Value *u : I.def->inputs()) owners_of(M, u, out);
 }
 
+bool owned_by(Model &M, const Value *v, int g) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return owned_by(M, I.alias, g);
+    return (I.kind == VK::Data || I.kind == VK::View) && I.owner == g;
+}
+
+// Does a group's program, at a node between positions a and b (exclusive),
+// read the data of group o (not only its shape)?
+static bool read_between(Model &M, int o, int a, int b) {
+    for (int gi = 0; gi < (int)M.groups.size(); gi++) {
+        if (gi == o) continue;
+        std::set<const Value *> local;
+        for (Node *n : M.groups[gi].prog) {
+            int k = M.node_index.at(n);
+            if (k > a && k < b)
+                for (const Value *u : n->inputs()) {
+                    if (local.count(u)) continue;
+                    std::set<int> real, shape;
+                    collect_deps(M, u, real, shape, false);
+                    if (real.count(o)) return true;
+                }
+            for (const Value *x : n->outputs()) local.insert(x);
+        }
+    }
+    return false;
+}
+
+
+// The floating-point tensors requiring grad in a model's output (a tensor, or
+// tuples, lists and dicts of them, depth first, dicts in insertion order): the
+// graph's values (analysis) ...
+static void loss_values(Model &M, const Value *v, std::vector<const Value *> &out) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return loss_values(M, I.alias, out);
+    if (I.kind == VK::Cheap) {
+        bool dict = I.def->kind() == prim::DictConstruct;
+        for (size_t i = dict ? 1 : 0; i < I.def->inputs().size(); i += dict ? 2 : 1)
+            loss_values(M, I.def->input(i), out);
+        return;
+    }
+    if (I.kind == VK::Static) return;
+    const IValue &x = M.env.at(v);
+    if (x.isTensor() && x.toTensor().defined() && x.toTensor().is_floating_point() && x.toTensor().requires_grad())
+        out.push_back(v);
+}
+
+// ... and the plain module's result (the same walk on values).
+static void loss_tensors(const IValue &v, std::vector<at::Tensor> &out) {
+    if (v.isTensor()) {
+        const at::Tensor &t = v.toTensor();
+        if (t.defined() && t.is_floating_point() && t.requires_grad()) out.push_back(t);
+    } else if (v.isTuple()) {
+        for (const IValue &e : v.toTupleRef().elements()) loss_tensors(e, out);
+    } else if (v.isList()) {
+        for (const IValue &e : v.toListRef()) loss_tensors(e, out);
+    } else if (v.isGenericDict()) {
+        for (const auto &kv : v.toGenericDict()) loss_tensors(kv.value(), out);
+    }
+}
+
+at::Tensor join_outputs(const IValue &r) {
+    std::vector<at::Tensor> ts;
+    loss_tensors(r, ts);
+    if (ts.empty()) fail(RK_EINPUT, "the model returns no floating-point tensor that requires grad");
+    if (ts.size() == 1) return ts[0];
+    std::vector<at::Tensor> flat;
+    for (auto &t : ts) flat.push_back(at::flatten(t, 0, -1));
+    return at::cat(flat, 0);
+}
+
+// A model returning several tensors (tuple, list, dict): its output for
+// rkmate is cat(flatten(o) for each floating-point output requiring grad), so
+// the loss (sum or mean) covers every output; appended to the graph, the plain
+// step does the same (join_outputs).  True when nodes were added.
+static bool loss_output(Model &M) {
+    auto &g = *M.graph;
+    const Value *out = g.outputs()[0];
+    const VInfo &I = M.vi.at(out);
+    bool container = I.kind == VK::Cheap || (I.alias && M.vi.at(I.alias).kind == VK::Cheap);
+    if (!container) return false;
+    std::vector<const Value *> items;
+    loss_values(M, out, items);
+    if (items.empty()) fail(RK_EINPUT, "the model returns no floating-point tensor that requires grad");
+    if (items.size() == 1) {
+        M.output = items[0];
+        return false;
+    }
+    torch::jit::WithInsertPoint guard(g.return_node());
+    std::vector<Value *> flat;
+    for (const Value *v : items) flat.push_back(g.insert(aten::flatten, {const_cast<Value *>(v), 0, -1}));
+    Value *lst = g.insertNode(g.createList(c10::TensorType::get(), flat))->output();
+    M.output = g.insert(aten::cat, {lst, 0});
+    return true;
+}
 
 // Step 1 and 2 of rk-GB: run the whole graph once, classify every node by
 // what its outputs alias, and build the groups (one per allocation).
@@ -147,6 +255,8 @@ void analyse(Model &M) {
         Group G;
         G.input_index = (int)i - 1;
         G.data = ins[i];
+        G.outs = {ins[i]};
+        G.out_rg = {0};
         G.sizes = M.inputs[i - 1].sizes().vec();
         G.dtype = M.inputs[i - 1].scalar_type();
         G.bytes = M.inputs[i - 1].numel() * M.inputs[i - 1].element_size();
@@ -157,7 +267,14 @@ void analyse(Model &M) {
         M.vi[ins[i]] = I;
         M.groups.push_back(G);
     }
-    for (Node *n : g.nodes()) {
+    // Two passes: the model's nodes, then (for a model returning several
+    // tensors) the nodes that join them into one output (loss_output).
+    for (int pass = 0; pass < 2; pass++) {
+    std::vector<Node *> pending;
+    for (Node *n : g.nodes())
+        if (!M.node_index.count(n) || pass == 0) pending.push_back(n);
+    for (Node *n : pending) M.node_index.emplace(n, idx++);
+    for (Node *n : pending) {
         if (n->kind() != prim::Constant && n->kind() != prim::GetAttr) M.st.nodes_ops++;
         Stack st;
         bool dyn = false;
@@ -172,6 +289,7 @@ void analyse(Model &M) {
         // them is what a recompute restores.
         bool interp = n->kind() == prim::Constant || n->kind() == prim::GetAttr ||
                       n->kind() == prim::ListConstruct || n->kind() == prim::TupleConstruct ||
+                      n->kind() == prim::DictConstruct ||
                       n->kind() == prim::ListUnpack || n->kind() == prim::TupleUnpack;
         at::Tensor rng_before;
         if (!interp) rng_before = rng_get(M.cuda);
@@ -225,7 +343,7 @@ void analyse(Model &M) {
                 continue;
             }
         }
-        if (k == prim::ListConstruct || k == prim::TupleConstruct) {
+        if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct) {
             VInfo I;
             I.kind = VK::Cheap;
             I.def = n;
@@ -263,10 +381,16 @@ void analyse(Model &M) {
             std::vector<int> own;
             owners_of(M, t, own);
             if (own.empty()) fail(RK_EFAIL, "in-place operation on data without an owner: " + where(n));
-            if (TI.kind != VK::Data || TI.alias || M.groups[own[0]].input_index >= 0) {
-                // On a view or on a model input: run it on a copy of its argument, as
-                // a new node (one allocation); nothing may read the original later
-                // (checked in build_structure).
+            const Group &O = M.groups[own[0]];
+            // Another op read the owner's data since it was made: PyTorch lets
+            // it (when that op saved nothing), but merging this op into the
+            // owner's program would change what that op reads.
+            bool read_before = O.input_index < 0 && read_between(M, own[0], M.node_index.at(O.main), M.node_index.at(n));
+            if (O.input_index >= 0 || read_before) {
+                // On a model input, or on data read before: run it on a copy of
+                // its argument, as a new node (one allocation); later readers use
+                // its result; nothing may read the original later (checked in
+                // build_structure).
                 Group G = group_of(n, st[0].toTensor(), random);
                 G.clone_arg = written;
                 G.clone_owner = own[0];
@@ -283,12 +407,14 @@ void analyse(Model &M) {
                 M.st.n_inplace++;
                 continue;
             }
-            Group &O = M.groups[TI.owner];
-            O.prog.push_back(n);
-            if (random) O.nondet = true;
-            VInfo I;
-            I.kind = VK::Data;
-            I.owner = TI.owner;
+            // Otherwise the op joins the owner's program (on its data or on a
+            // view of it: the paper's rule, it runs before the owner's detach);
+            // its result stands for its argument.
+            Group &OW = M.groups[own[0]];
+            OW.prog.push_back(n);
+            if (random) OW.nondet = true;
+            VInfo I = TI; // same kind as its argument (so that readers count as dynamic)
+            I.alias = t;
             M.vi[n->output()] = I;
             M.st.n_inplace++;
             continue;
@@ -352,11 +478,24 @@ void analyse(Model &M) {
             M.st.n_static++;
             continue;
         }
-        if (n->outputs().size() != 1 || !st[0].isTensor() || !st[0].toTensor().defined())
-            fail(RK_EINPUT, "operation producing several new tensors is not supported (one allocation per "
-                            "node): " + where(n));
-        // A real node: a new group.
-        Group G = group_of(n, st[0].toTensor(), random);
+        // A real node: a new group, owning every new tensor the op returns
+        // (LSTM: output, h, c; topk: values, indices), one storage each.
+        std::vector<const Value *> outs;
+        std::vector<at::Tensor> vals;
+        std::set<const c10::StorageImpl *> seen;
+        for (size_t i = 0; i < st.size(); i++) {
+            if (st[i].isNone() || (st[i].isTensor() && !st[i].toTensor().defined())) continue;
+            if (!st[i].isTensor())
+                fail(RK_EINPUT, "an operation returning a list of new tensors is not supported: " + where(n));
+            const c10::StorageImpl *s = storage_of(st[i]);
+            if (n_alias > 0 || n_static_alias > 0 || !s || !seen.insert(s).second)
+                fail(RK_EINPUT, "an operation returning new tensors and views (or tensors sharing storage) "
+                                "together is not supported: " + where(n));
+            outs.push_back(n->output(i));
+            vals.push_back(st[i].toTensor());
+        }
+        if (outs.empty()) fail(RK_EINPUT, "an operation on activations that returns no tensor: " + where(n));
+        Group G = group_of(n, outs, vals, random);
         // Cheap constructs feeding the main node go into its program.
         std::vector<Node *> pre;
         std::function<void(const Value *)> addpre = [&](const Value *u) {
@@ -369,14 +508,25 @@ void analyse(Model &M) {
         for (const Value *u : n->inputs()) addpre(u);
         G.prog = pre;
         G.prog.push_back(n);
-        VInfo I;
-        I.kind = VK::Data;
-        I.owner = (int)M.groups.size();
-        M.vi[n->output()] = I;
+        for (size_t i = 0; i < n->outputs().size(); i++) {
+            VInfo I;
+            auto it = std::find(outs.begin(), outs.end(), n->output(i));
+            if (it != outs.end()) {
+                I.kind = VK::Data;
+                I.owner = (int)M.groups.size();
+                I.part = (int)(it - outs.begin());
+            } else {
+                I.sval = st[i]; // None / undefined
+            }
+            M.vi[n->output(i)] = I;
+        }
         M.groups.push_back(G);
     }
+    if (pass == 0 && loss_output(M)) continue;
+    break;
+    }
     // The output.
-    const Value *out = g.outputs()[0];
+    const Value *out = M.output ? M.output : g.outputs()[0];
     while (true) {
         const VInfo &I = M.vi.at(out);
         if (I.alias) { out = I.alias; continue; }
@@ -384,9 +534,7 @@ void analyse(Model &M) {
         break;
     }
     const VInfo &OI = M.vi.at(out);
-    if (OI.kind == VK::Cheap)
-        fail(RK_EINPUT, "the model returns " + std::to_string(OI.def->inputs().size()) +
-                            " values; rkmate needs a model that returns one tensor (wrap it)");
+    if (OI.kind == VK::Cheap) fail(RK_EFAIL, "the model's outputs were not joined into one tensor");
     if (OI.kind == VK::Static) fail(RK_EINPUT, "the model's output does not depend on its inputs");
     if (!env.at(out).isTensor() || !env.at(out).toTensor().is_floating_point())
         fail(RK_EINPUT, "the model's output is not a floating-point tensor");

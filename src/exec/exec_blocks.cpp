@@ -15,18 +15,18 @@
 namespace rkx {
 
 // Dependencies of a value used by a group: real (the data is read) and shape-only.
-static void collect(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape) {
+void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape) {
     const VInfo &I = M.vi.at(v);
-    if (I.alias) return collect(M, I.alias, real, shape, as_shape);
+    if (I.alias) return collect_deps(M, I.alias, real, shape, as_shape);
     switch (I.kind) {
     case VK::Static: return;
     case VK::Cheap:
-        for (const Value *u : I.def->inputs()) collect(M, u, real, shape, as_shape);
+        for (const Value *u : I.def->inputs()) collect_deps(M, u, real, shape, as_shape);
         return;
     case VK::Data: (as_shape ? shape : real).insert(I.owner); return;
     case VK::View:
         for (size_t j = 0; j < I.def->inputs().size(); j++)
-            collect(M, I.def->input(j), real, shape, as_shape || (int)j != I.src);
+            collect_deps(M, I.def->input(j), real, shape, as_shape || (int)j != I.src);
         return;
     }
 }
@@ -39,7 +39,7 @@ void build_structure(Model &M) {
         std::set<const Value *> local;
         for (Node *n : G.prog) {
             for (const Value *u : n->inputs())
-                if (!local.count(u)) collect(M, u, G.deps_real, G.deps_shape, false);
+                if (!local.count(u)) collect_deps(M, u, G.deps_real, G.deps_shape, false);
             for (const Value *o : n->outputs()) local.insert(o);
         }
         G.deps_real.erase(gi);

@@ -56,7 +56,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     for (size_t i = 0; i < ins.size(); i++) {
         const Group &I = M.groups[ins[i]];
         din[i] = add_d("in" + std::to_string(i), RK_D_DATA, I.bytes, 0, -1 - (int)i);
-        if (I.has_grad) dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD, I.bytes, 2, -1 - (int)i);
+        if (I.has_grad) dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD, I.grad_bytes, 2, -1 - (int)i);
         rk_graph_add_input(gr, din[i], dgin[i]);
     }
     std::vector<int> dd(m), dp(m, -1), dg(m, -1);
@@ -66,7 +66,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         dd[j] = add_d("d" + nm, RK_D_DATA, G.bytes, 0, j);
         if (G.has_grad) {
             dp[j] = add_d("p" + nm, RK_D_PHANTOM, meas ? (*meas)[j].phantom : 0, 1, j);
-            dg[j] = add_d("g" + nm, RK_D_GRAD, G.bytes, 2, j);
+            dg[j] = add_d("g" + nm, RK_D_GRAD, G.grad_bytes, 2, j);
         }
     }
     auto data_of = [&](int grp) -> int {

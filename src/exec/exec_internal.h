@@ -87,7 +87,8 @@ struct VInfo {
     int owner = -1;               // Data/View: group owning the storage
     Node *def = nullptr;          // View/Cheap: the defining node
     int src = -1;                 // View: the input of def that is aliased
-    const Value *alias = nullptr; // unpack of a Cheap construct: the value it stands for
+    const Value *alias = nullptr; // unpack of a Cheap construct, or an in-place op's result: the value it stands for
+    int part = 0;                 // Data: which of the owner's outputs (ops returning several tensors)
     IValue sval;                  // Static: the value
 };
 
@@ -97,7 +98,10 @@ struct Group {
     int input_index = -1; // >= 0: model input (no program)
     Node *main = nullptr;
     std::vector<Node *> prog;
-    const Value *data = nullptr;
+    const Value *data = nullptr;       // outs[0]
+    std::vector<const Value *> outs;   // the new tensors main produces (LSTM: output, h, c), one storage each
+    std::vector<char> out_rg;          // which of them require grad
+    int64_t grad_bytes = 0;            // bytes of the outputs that require grad (the gradient's size)
     std::set<int> deps_real, deps_shape;
     bool rg = false, has_grad = false, nondet = false;
     std::vector<int64_t> sizes;
@@ -132,7 +136,7 @@ struct Model {
     rk_trace_stats st{};
     std::unordered_map<const Node *, torch::jit::Operation> ops;
     std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
-    std::unordered_map<int, at::Tensor> block_output; // analysis-run data of each block's output
+    std::unordered_map<int, std::vector<at::Tensor>> block_output; // analysis-run data of each block's output
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
@@ -192,10 +196,18 @@ torch::jit::Module load_exported(const std::string &path);
 void run_node(Model &M, const Node *n, Stack &st);
 void tensors_in(const IValue &v, std::vector<at::Tensor> &out);
 void owners_of(Model &M, const Value *v, std::vector<int> &out);
+// Is v (through aliases) group g's data or a view of it?
+bool owned_by(Model &M, const Value *v, int g);
 void analyse(Model &M);
+// The plain module's result as one tensor: itself, or for tuples, lists and
+// dicts cat(flatten(o)) of the floating-point outputs requiring grad, as the
+// analysis joins them (the loss covers every output).
+at::Tensor join_outputs(const IValue &r);
 
 // ------------------------------------------------------ blocks (exec_blocks.cpp)
 
+// Groups whose data a value reads (real) or whose shape only (shape), through views and lists.
+void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape);
 void build_structure(Model &M);
 void classify_blocks(Model &M);
 
@@ -204,14 +216,18 @@ void classify_blocks(Model &M);
 // Per group: the proxy (output with its grad_fn: the phantoms), the detached
 // leaf (the data, stable for the whole step so that views and saved tensors
 // keep pointing at it) and the storages that ever held its data.
-struct GState {
+struct Part {
     at::Tensor proxy, leaf;
     c10::Storage canon;
     std::vector<c10::Storage> aliases;
-    bool ran = false;
     // Strides of the first gradient that reached the leaf (when non-overlapping
     // and dense): the layout autograd's engine would hand the op's backward.
     std::vector<int64_t> grad_strides;
+};
+// One Part per output of the group's op (one for most ops; LSTM: 3).
+struct GState {
+    std::vector<Part> p;
+    bool ran = false;
 };
 
 struct Runtime {
@@ -227,12 +243,21 @@ struct Runtime {
     int last_random = -1; // graph index of the last random node run first
     explicit Runtime(Model &m);
     IValue materialize(const Value *v);
-    at::Tensor exec_program(int g); // the group's program on the current inputs (output with grad_fn)
+    // The group's program on the current inputs: its outputs (with grad_fn).
+    std::vector<at::Tensor> exec_program(int g);
     void fwd(int g);
     void bwd(int g);
     void forget_data(int g);
-    void forget_phantom(int g) { gs[g].proxy = at::Tensor(); }
+    void forget_phantom(int g) {
+        for (auto &P : gs[g].p) P.proxy = at::Tensor();
+    }
     void forget_grad(int g);
+    // The outputs that get a gradient and their gradients (zeros when none
+    // arrived at all) for the group's backward.
+    void bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones);
+
+  private:
+    IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);
 };
 
 // ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)

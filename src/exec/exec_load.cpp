@@ -173,7 +173,7 @@ void load_model(Model &M, const rk_exec_options *o) {
     // block from its input without running the blocks before it.
     for (size_t b = 0; b + 1 < M.block_end.size(); b++) {
         int g = M.order[M.block_end[b] - 1];
-        M.block_output[g] = M.env.at(M.groups[g].data).toTensor().detach();
+        for (const Value *v : M.groups[g].outs) M.block_output[g].push_back(M.env.at(v).toTensor().detach());
     }
     M.env.clear();
 }
@@ -197,9 +197,7 @@ at::Tensor plain_forward(Model &M, uint64_t seed) {
     std::vector<IValue> args(M.inputs.begin(), M.inputs.end());
     rng_seed(M.cuda, seed);
     IValue r = M.module.forward(args);
-    if (r.isTuple() && r.toTupleRef().elements().size() == 1) r = r.toTupleRef().elements()[0];
-    if (!r.isTensor()) fail(RK_EINPUT, "the model does not return one tensor");
-    return r.toTensor();
+    return join_outputs(r);
 }
 
 } // namespace rkx

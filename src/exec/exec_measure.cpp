@@ -27,10 +27,9 @@ struct RefSnap {
 // Safety net for fake dependencies: run the node's backward once normally and
 // once with the data of every dependency believed unread (not saved) replaced
 // by NaN bytes; if any gradient changes, those dependencies are real.
-static void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Tensor &gr,
-                  const std::vector<at::Tensor> &in_leaves) {
+static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::vector<at::Tensor> &roots,
+                         const std::vector<at::Tensor> &grs, const std::vector<at::Tensor> &in_leaves) {
     Group &G = M.groups[g];
-    GState &S = R.gs[g];
     std::vector<int> fake;
     for (int d : G.deps_real)
         if (!me.saved_deps.count(d) && at::isFloatingType(M.groups[d].dtype)) fake.push_back(d);
@@ -48,29 +47,36 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const at::Ten
     auto once = [&]() {
         for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
         for (auto &p : params) p.mutable_grad() = at::zeros_like(p);
-        torch::autograd::backward({S.proxy}, {gr}, true);
+        torch::autograd::backward(roots, grs, true);
         std::vector<at::Tensor> r;
         for (auto &l : in_leaves) r.push_back(l.grad().defined() ? l.grad().clone() : at::Tensor());
         for (auto &p : params) r.push_back(p.grad().clone());
         return r;
     };
-    if (!S.proxy.grad_fn()) return;
+    if (roots.empty()) return;
     std::vector<at::Tensor> ref = once();
     std::vector<int> who = fake;
     if (self_fake) who.push_back(g);
     std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
     std::vector<at::Tensor> bufs;
-    for (int d : who) {
-        c10::StorageImpl *si = R.gs[d].canon.unsafeGetStorageImpl();
-        at::Tensor buf =
-            at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte).device(si->device())).fill_(255);
-        bufs.push_back(buf);
-        saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
-    }
-    std::vector<at::Tensor> got = once();
-    for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
+    for (int d : who)
+        for (Part &P : R.gs[d].p) {
+            if (!P.leaf.defined() || !P.leaf.is_floating_point()) continue; // indices stay valid
+            c10::StorageImpl *si = P.canon.unsafeGetStorageImpl();
+            at::Tensor buf = at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte).device(si->device()))
+                                 .fill_(255);
+            bufs.push_back(buf);
+            saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
+        }
+    std::vector<at::Tensor> got;
     bool same = true;
-    for (size_t i = 0; i < ref.size(); i++)
+    try {
+        got = once();
+    } catch (const c10::Error &) {
+        same = false; // the backward failed on poisoned data: it reads it
+    }
+    for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
+    for (size_t i = 0; same && i < ref.size(); i++)
         if (ref[i].defined() != got[i].defined() || (ref[i].defined() && !at::equal(ref[i], got[i]))) same = false;
     if (!same) {
         for (int d : fake) me.saved_deps.insert(d);
@@ -116,9 +122,13 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             int sep = M.order[M.block_end[b - 1] - 1];
             GState &S = R.gs[sep];
             if (!S.ran) {
-                S.leaf = M.block_output.at(sep).detach();
-                if (M.groups[sep].has_grad) S.leaf.requires_grad_(true);
-                S.canon = S.leaf.storage();
+                const std::vector<at::Tensor> &bo = M.block_output.at(sep);
+                for (size_t k = 0; k < bo.size(); k++) {
+                    Part &P = S.p[k];
+                    P.leaf = bo[k].detach();
+                    if (M.groups[sep].has_grad && M.groups[sep].out_rg[k]) P.leaf.requires_grad_(true);
+                    P.canon = P.leaf.storage();
+                }
                 S.ran = true;
             }
         }
@@ -139,7 +149,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 std::set<const Value *> local;
                 for (Node *n : G.prog) {
                     for (const Value *u : n->inputs()) {
-                        if (local.count(u)) continue;
+                        if (local.count(u) || owned_by(M, u, g)) continue;
                         IValue v = R.materialize(u);
                         std::vector<int> own;
                         owners_of(M, u, own);
@@ -165,7 +175,9 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             R.fwd(g);
             int64_t c1 = A.cur(), pk = A.peak();
             GState &S = R.gs[g];
-            int64_t alloc = S.leaf.has_storage() ? (int64_t)S.leaf.storage().nbytes() : 0;
+            int64_t alloc = 0;
+            for (Part &P : S.p)
+                if (P.leaf.has_storage()) alloc += (int64_t)P.leaf.storage().nbytes();
             me.phantom = std::max<int64_t>(0, c1 - c0 - alloc);
             me.fwd_over = pk - c1;
             for (auto &s : snaps) {
@@ -173,23 +185,30 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 if (ir > s.impl_refs || sr > s.storage_refs) me.saved_deps.insert(s.owner);
             }
             // The proxy, the leaf and the canonical Storage hold it; more holders are saved outputs.
-            me.saved_self = G.has_grad && S.leaf.has_storage() && S.leaf.storage().use_count() > 3;
+            me.saved_self = false;
+            for (Part &P : S.p)
+                if (G.has_grad && ((P.leaf.has_storage() && P.leaf.storage().use_count() > 3) ||
+                                   P.proxy.use_count() > 1)) // an output without grad_fn (indices) is saved as is
+                    me.saved_self = true;
             snaps.clear();
             std::vector<double> ts;
             double spent = 0;
             for (int r = 0; r < runs && (r == 0 || spent < cap_us); r++) {
                 double a = A.now();
-                at::Tensor x = R.exec_program(g);
+                std::vector<at::Tensor> x = R.exec_program(g);
                 double e = A.now() - a;
                 ts.push_back(e);
                 spent += e;
             }
             me.fwd_time = median(ts);
             if (G.has_grad) {
-                at::Tensor gr = at::ones_like(S.leaf);
+                std::vector<at::Tensor> roots, grs;
+                R.bwd_roots(g, roots, grs, true);
                 std::vector<at::Tensor> in_leaves;
                 for (int d : G.deps_real)
-                    if (M.groups[d].has_grad) in_leaves.push_back(R.gs[d].leaf);
+                    if (M.groups[d].has_grad)
+                        for (size_t k = 0; k < R.gs[d].p.size(); k++)
+                            if (M.groups[d].out_rg[k]) in_leaves.push_back(R.gs[d].p[k].leaf);
                 auto reset = [&]() {
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
                 };
@@ -199,7 +218,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
                     A.reset_peak();
                     double a = A.now();
-                    if (S.proxy.grad_fn()) torch::autograd::backward({S.proxy}, {gr}, true);
+                    if (!roots.empty()) torch::autograd::backward(roots, grs, true);
                     double e = A.now() - a;
                     int64_t b1 = A.cur(), bp = A.peak();
                     if (r == 0) me.bwd_over = bp - b1;
@@ -207,7 +226,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     reset();
                 }
                 me.bwd_time = median(tb);
-                poison_check(M, R, g, me, gr, in_leaves);
+                poison_check(M, R, g, me, roots, grs, in_leaves);
             }
         }
     }

@@ -16,13 +16,16 @@
 namespace rkx {
 
 Runtime::Runtime(Model &m) : M(m), gs(m.groups.size()) {
-    for (auto &G : M.groups)
+    for (size_t g = 0; g < M.groups.size(); g++) {
+        const Group &G = M.groups[g];
+        gs[g].p.resize(std::max<size_t>(1, G.outs.size()));
         if (G.input_index >= 0) {
-            GState &S = gs[&G - &M.groups[0]];
-            S.leaf = M.inputs[G.input_index];
-            S.canon = S.leaf.storage();
-            S.ran = true;
+            Part &P = gs[g].p[0];
+            P.leaf = M.inputs[G.input_index];
+            P.canon = P.leaf.storage();
+            gs[g].ran = true;
         }
+    }
 }
 
 IValue Runtime::materialize(const Value *v) {
@@ -36,7 +39,7 @@ IValue Runtime::materialize(const Value *v) {
             fail(RK_EINPUT, "the schedule uses the data of " +
                                 (M.groups[I.owner].main ? where(M.groups[I.owner].main) : std::string("an input")) +
                                 " before computing it");
-        return S.leaf;
+        return S.p[I.part].leaf;
     }
     case VK::Cheap: {
         Stack st;
@@ -69,8 +72,27 @@ static bool updates_running_stats(const Node *n, const Stack &st) {
     return st[5].isBool() && st[5].toBool();
 }
 
-// Run a group's program on the current inputs; returns its output (with grad_fn).
-at::Tensor Runtime::exec_program(int g) {
+// A value inside group g's program: its own outputs and views of them come
+// from this run (an in-place op on a slice of the group's data), the rest
+// from the executor's state.
+IValue Runtime::materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local) {
+    auto it = local.find(v);
+    if (it != local.end()) return it->second;
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return materialize_in(g, I.alias, local);
+    if (I.kind == VK::View && I.owner == g) {
+        Stack st;
+        for (const Value *u : I.def->inputs()) st.push_back(materialize_in(g, u, local));
+        run_node(M, I.def, st);
+        for (size_t i = 0; i < st.size(); i++) local[I.def->output(i)] = st[i];
+        return local.at(v);
+    }
+    if (I.kind == VK::Data && I.owner == g) return local.at(M.groups[g].outs[I.part]);
+    return materialize(v);
+}
+
+// Run a group's program on the current inputs; returns its outputs (with grad_fn).
+std::vector<at::Tensor> Runtime::exec_program(int g) {
     Group &G = M.groups[g];
     bool again = gs[g].ran; // a recompute
     bool restore_rng = G.nondet && (!live_rng || again);
@@ -80,10 +102,7 @@ at::Tensor Runtime::exec_program(int g) {
     std::unordered_map<const Value *, IValue> local;
     for (Node *n : G.prog) {
         Stack st;
-        for (const Value *u : n->inputs()) {
-            auto it = local.find(u);
-            st.push_back(it != local.end() ? it->second : materialize(u));
-        }
+        for (const Value *u : n->inputs()) st.push_back(materialize_in(g, u, local));
         if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
         if (again && updates_running_stats(n, st))
             for (int a : {3, 4})
@@ -116,7 +135,8 @@ at::Tensor Runtime::exec_program(int g) {
         }
         for (size_t i = 0; i < st.size(); i++) local[n->output(i)] = std::move(st[i]);
     }
-    at::Tensor out = local.at(G.data).toTensor();
+    std::vector<at::Tensor> out;
+    for (const Value *v : G.outs) out.push_back(local.at(v).toTensor());
     local.clear();
     if (!stats.empty()) {
         // Below autograd's in-place layer: the backward saved these tensors,
@@ -135,83 +155,110 @@ void Runtime::fwd(int g) {
     // Recomputing while the data is still present (a block re-run with its
     // output kept): the op regenerates the same bytes, so free the old copy
     // first, as the simulator counts no new memory for a present output.
-    if (S.ran && S.canon && S.canon.unsafeGetStorageImpl()->nbytes() > 0) forget_data(g);
-    at::Tensor out = exec_program(g);
-    if (!S.ran) {
-        S.leaf = out.detach();
-        if (G.has_grad) {
-            S.leaf.requires_grad_(true);
-            // Remember the layout of the first gradient reaching the leaf (before
-            // its accumulator copies it into the leaf's own layout).
-            S.leaf.register_hook([this, g](const at::Tensor &gr) {
-                GState &T = gs[g];
-                if (T.grad_strides.empty() && gr.defined() && gr.is_non_overlapping_and_dense())
-                    T.grad_strides = gr.strides().vec();
-            });
+    if (S.ran && S.p[0].canon && S.p[0].canon.unsafeGetStorageImpl()->nbytes() > 0) forget_data(g);
+    std::vector<at::Tensor> outs = exec_program(g);
+    bool first = !S.ran;
+    S.ran = true;
+    for (size_t k = 0; k < outs.size(); k++) {
+        Part &P = S.p[k];
+        const at::Tensor &out = outs[k];
+        if (first) {
+            P.leaf = out.detach();
+            if (G.has_grad && G.out_rg[k]) {
+                P.leaf.requires_grad_(true);
+                // Remember the layout of the first gradient reaching the leaf (before
+                // its accumulator copies it into the leaf's own layout).
+                P.leaf.register_hook([this, g, k](const at::Tensor &gr) {
+                    Part &T = gs[g].p[k];
+                    if (T.grad_strides.empty() && gr.defined() && gr.is_non_overlapping_and_dense())
+                        T.grad_strides = gr.strides().vec();
+                });
+            }
+            P.canon = P.leaf.storage();
+            if (G.has_grad) P.proxy = out;
+            continue;
         }
-        S.canon = S.leaf.storage();
-        S.ran = true;
-        if (G.has_grad) S.proxy = out;
-        return;
-    }
-    c10::Storage ns = out.storage();
-    c10::StorageImpl *canon = S.canon.unsafeGetStorageImpl();
-    c10::StorageImpl *fresh = ns.unsafeGetStorageImpl();
-    if (fresh != canon) {
-        if (canon->data() != nullptr || canon->nbytes() > 0) {
-            // Data still present: the new copy is dropped, its storage aliases the old.
-            fresh->set_data_ptr(c10::DataPtr(const_cast<void *>(static_cast<const void *>(canon->data())),
-                                             canon->device()));
-            fresh->set_nbytes(canon->nbytes());
-        } else {
-            void *p = const_cast<void *>(static_cast<const void *>(fresh->data()));
-            size_t nb = fresh->nbytes();
-            c10::DataPtr owned = fresh->set_data_ptr(c10::DataPtr(p, fresh->device()));
-            canon->set_data_ptr(std::move(owned));
-            canon->set_nbytes(nb);
-            for (auto &a : S.aliases)
-                if (a.unsafeGetStorageImpl() != fresh) {
-                    a.unsafeGetStorageImpl()->set_data_ptr(c10::DataPtr(p, fresh->device()));
-                    a.unsafeGetStorageImpl()->set_nbytes(nb);
-                }
+        c10::Storage ns = out.storage();
+        c10::StorageImpl *canon = P.canon.unsafeGetStorageImpl();
+        c10::StorageImpl *fresh = ns.unsafeGetStorageImpl();
+        if (fresh != canon) {
+            if (canon->data() != nullptr || canon->nbytes() > 0) {
+                // Data still present: the new copy is dropped, its storage aliases the old.
+                fresh->set_data_ptr(c10::DataPtr(const_cast<void *>(static_cast<const void *>(canon->data())),
+                                                 canon->device()));
+                fresh->set_nbytes(canon->nbytes());
+            } else {
+                void *p = const_cast<void *>(static_cast<const void *>(fresh->data()));
+                size_t nb = fresh->nbytes();
+                c10::DataPtr owned = fresh->set_data_ptr(c10::DataPtr(p, fresh->device()));
+                canon->set_data_ptr(std::move(owned));
+                canon->set_nbytes(nb);
+                for (auto &a : P.aliases)
+                    if (a.unsafeGetStorageImpl() != fresh) {
+                        a.unsafeGetStorageImpl()->set_data_ptr(c10::DataPtr(p, fresh->device()));
+                        a.unsafeGetStorageImpl()->set_nbytes(nb);
+                    }
+            }
+            P.aliases.push_back(ns);
         }
-        S.aliases.push_back(ns);
+        if (G.has_grad) P.proxy = out;
     }
-    if (G.has_grad) S.proxy = out;
+}
+
+void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones) {
+    Group &G = M.groups[g];
+    GState &S = gs[g];
+    for (size_t k = 0; k < S.p.size(); k++) {
+        Part &P = S.p[k];
+        if (!G.out_rg[k] || !P.proxy.defined() || !P.proxy.grad_fn()) continue;
+        at::Tensor gr = ones ? at::ones_like(P.leaf) : P.leaf.grad();
+        if (!gr.defined()) continue; // as autograd: no gradient reached this output
+        if (!ones && !P.grad_strides.empty() && gr.strides() != at::IntArrayRef(P.grad_strides)) {
+            // Plain autograd sums a tensor's gradient contributions in the layout of
+            // the first one (e.g. channels-last, through flatten + transpose views),
+            // while a leaf's accumulator keeps the leaf's layout.  Same values, but
+            // some backward kernels reduce in layout order (a convolution's bias
+            // gradient): hand the op the plain step's layout, so results are bit-exact.
+            at::Tensor t = at::empty_strided(gr.sizes(), P.grad_strides, gr.options());
+            t.copy_(gr);
+            P.leaf.mutable_grad() = t;
+            gr = t;
+        }
+        roots.push_back(P.proxy);
+        grads.push_back(gr);
+    }
+    if (roots.empty()) // no gradient arrived at all: zeros through the first output that takes one
+        for (size_t k = 0; k < S.p.size(); k++)
+            if (G.out_rg[k] && S.p[k].proxy.defined() && S.p[k].proxy.grad_fn()) {
+                roots.push_back(S.p[k].proxy);
+                grads.push_back(at::zeros_like(S.p[k].leaf));
+                break;
+            }
 }
 
 void Runtime::bwd(int g) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
-    if (!S.proxy.defined())
-        fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
-    at::Tensor gr = S.leaf.grad();
-    if (!gr.defined()) {
-        gr = at::zeros_like(S.leaf);
-    } else if (!S.grad_strides.empty() && gr.strides() != at::IntArrayRef(S.grad_strides)) {
-        // Plain autograd sums a tensor's gradient contributions in the layout of
-        // the first one (e.g. channels-last, through flatten + transpose views),
-        // while a leaf's accumulator keeps the leaf's layout.  Same values, but
-        // some backward kernels reduce in layout order (a convolution's bias
-        // gradient): hand the op the plain step's layout, so results are bit-exact.
-        at::Tensor t = at::empty_strided(gr.sizes(), S.grad_strides, gr.options());
-        t.copy_(gr);
-        S.leaf.mutable_grad() = t;
-        gr = t;
-    }
-    if (S.proxy.grad_fn()) torch::autograd::backward({S.proxy}, {gr}, /*retain_graph=*/true);
+    for (size_t k = 0; k < S.p.size(); k++)
+        if (G.out_rg[k] && !S.p[k].proxy.defined())
+            fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
+    std::vector<at::Tensor> roots, grads;
+    bwd_roots(g, roots, grads, false);
+    if (!roots.empty()) torch::autograd::backward(roots, grads, /*retain_graph=*/true);
 }
 
 void Runtime::forget_data(int g) {
-    GState &S = gs[g];
-    if (!S.canon) return;
-    S.canon.unsafeGetStorageImpl()->reset();
-    for (auto &a : S.aliases) a.unsafeGetStorageImpl()->reset();
+    for (auto &P : gs[g].p) {
+        if (!P.canon) continue;
+        P.canon.unsafeGetStorageImpl()->reset();
+        for (auto &a : P.aliases) a.unsafeGetStorageImpl()->reset();
+    }
 }
 
 void Runtime::forget_grad(int g) {
-    if (gs[g].leaf.defined()) gs[g].leaf.mutable_grad() = at::Tensor();
+    for (auto &P : gs[g].p)
+        if (P.leaf.defined()) P.leaf.mutable_grad() = at::Tensor();
 }
 
 } // namespace rkx

@@ -232,8 +232,9 @@ class TestResNet(ExecBase):
 
 
 class TestInplace(ExecBase):
-    """In-place ops on an input and on a view run on a copy; on a view whose
-    original is read later they are refused."""
+    """In-place ops: on an input they run on a copy; on a view of data read
+    again later they join the data's node; on a view of data read both before
+    and after, they are refused."""
 
     def test_inplace_on_input_and_view(self):
         import torch
@@ -259,7 +260,9 @@ class TestInplace(ExecBase):
             rks, _ = solve(rkg, algo, 10**12)
             self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
 
-    def test_inplace_on_view_read_later_refused(self):
+    def test_inplace_on_view_read_later(self):
+        """relu_ on a slice of h, then h read again: merged into h's node, the
+        reader sees the modified data, as in PyTorch."""
         import torch
 
         class B(torch.nn.Module):
@@ -273,10 +276,38 @@ class TestInplace(ExecBase):
                 return h * 3
 
         path = os.path.join(TMP, "inplace_b.pt")
-        torch.jit.trace(B().train(), (torch.randn(3, 8),), check_trace=False).save(path)
-        p = run("trace", path, "--input", "3x8:float32", "-o", os.path.join(TMP, "b.rkg"))
+        torch.jit.trace(B().double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
+        rkg = os.path.join(TMP, "inplace_b.rkg")
+        p = run("trace", path, "--input", "3x8:float64", "-o", rkg, "--verify", "--json", "--quiet", check=0)
+        self.assertTrue(json.loads(p.stdout)["forward_equal"])
+        for algo in ("none", "recompute-all"):
+            rks, _ = solve(rkg, algo, 10**12)
+            self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
+
+    def test_inplace_on_view_read_before_and_after_refused(self):
+        """An op reads h, then relu_ writes a slice of h, then h is read again:
+        the in-place op would have to run on a copy (h was read before) and
+        on h itself (h is read after): refused with both nodes named."""
+        import torch
+
+        class C(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.l(x)
+                s = h + 1
+                h[:, :4].relu_()
+                return h * s
+
+        path = os.path.join(TMP, "inplace_c.pt")
+        torch.jit.trace(C().train(), (torch.randn(3, 8),), check_trace=False).save(path)
+        p = run("trace", path, "--input", "3x8:float32", "-o", os.path.join(TMP, "c.rkg"))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("aten::relu_", p.stderr)
+        self.assertIn("read again", p.stderr)
+        self.assertFalse(os.path.exists(os.path.join(TMP, "c.rkg")))
 
 
 class TestMixer(ExecBase):
@@ -481,12 +512,13 @@ class TestBadInput(unittest.TestCase):
 
         self.assertIn("not supported", self.refused_model(forward, "cf", script=True))
 
-    def test_tuple_output(self):
+    def test_output_without_gradient(self):
         def forward(self, x):
             y = self.l(x)
-            return y, y.relu()
+            return y.argmax(1), y.detach()
 
-        self.assertIn("returns 2 values", self.refused_model(forward, "tuple", script=False))
+        self.assertIn("no floating-point tensor that requires grad",
+                      self.refused_model(forward, "nograd_out", script=False))
 
 if __name__ == "__main__":
     try:

@@ -308,8 +308,9 @@ def export(model, inputs, args, name, config):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         # check_trace=False: dropout makes a second run differ, which the checker
-        # would report as a (spurious) mismatch.
-        traced = torch.jit.trace(model, tuple(inputs), check_trace=False)
+        # would report as a (spurious) mismatch.  strict=False: models may
+        # return a dict or a list (rkmate's loss sums every floating output).
+        traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
     trace_s = time.perf_counter() - t0
     tracer_warnings = sorted(set("%s:%d: %s: %s" % (os.path.basename(w.filename), w.lineno,
                                                     w.category.__name__,
