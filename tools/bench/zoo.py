@@ -1,0 +1,222 @@
+"""Driver of tools/bench/zoo (run by the Python that has torch): issue 21's
+model zoo.  For each model of tools/models/zoo.py: export it, trace it, run
+the plain PyTorch step beside the keep-everything schedule (the plain peak
+P, keep-all ÷ plain, gradients equal), solve rockmate, rotor and sqrt(n) at
+budgets that are fractions of P (`--budget F%` means F % of the plain step's
+activation peak everywhere), record which fit and their predicted overhead,
+the smallest budget rockmate reaches, and run rockmate at 50 % (measured peak
+and overhead, gradients equal).  Optionally whole-graph Checkmate at 50 %.
+Writes zoo.md (the table), zoo.json (every number) and zoo.svg (predicted
+overhead against budget, one panel per model)."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ZOO = os.path.join(ROOT, "tools", "models", "zoo.py")
+
+
+def sh(cmd, ok=(0,), timeout=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in ok:
+        raise RuntimeError(f"command failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr.strip()}")
+    return p
+
+
+def models_list():
+    return sh([sys.executable, ZOO, "--list"]).stdout.split()
+
+
+class Zoo:
+    def __init__(self, a):
+        self.a = a
+        self.rk = a.rkmate
+
+    def solve(self, chain, algo, budget, out, extra=()):
+        """(json or None when infeasible, rc)."""
+        opts = ["--grid", self.a.grid, "--time-limit", self.a.time_limit] if algo == "rockmate" else []
+        t = time.time()
+        p = sh([self.rk, "solve", chain, "--budget", str(budget), "--algo", algo, "-o", out, "--json", "--quiet",
+                *opts, *extra], ok=(0, 3), timeout=self.a.solve_timeout)
+        r = json.loads(p.stdout) if p.stdout.strip() else {}
+        r["wall_s"] = time.time() - t
+        return (r if p.returncode == 0 else None), r
+
+    def run(self, model, rks, chain, inputs):
+        p = sh([self.rk, "run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters",
+                str(self.a.iters)], ok=(0, 1))
+        return json.loads(p.stdout)
+
+    def model(self, name):
+        a = self.a
+        d = os.path.join(a.out, name)
+        os.makedirs(d, exist_ok=True)
+        mp = os.path.join(d, name + ".pt")
+        row = {"model": name}
+        exp = [sys.executable, ZOO, "--model", name, "--out", mp, "--image", str(a.image), "--batch", str(a.batch),
+               "--no-check"]
+        try:
+            sh(exp)
+        except RuntimeError as e:
+            row["error"] = "export: " + str(e).splitlines()[-1]
+            return row
+        inputs = ["--input-file", mp[:-3] + ".inputs.pt"]
+        chain = mp[:-3] + ".rkg"
+        t = time.time()
+        p = sh([self.rk, "trace", mp, *inputs, "-o", chain, "--json", "--quiet", "--runs", str(a.runs)], ok=(0, 1, 2))
+        if p.returncode != 0:
+            row["error"] = "trace: " + p.stderr.strip().splitlines()[-1]
+            return row
+        st = json.loads(p.stdout)
+        row.update(blocks=st["blocks"], classes=st["classes"], nodes=st["nodes_simplified"], trace_s=time.time() - t)
+        keep, _ = self.solve(chain, "none", "1TB", chain + ".none.rks")
+        r = self.run(mp, chain + ".none.rks", chain, inputs)
+        P = r["baseline_peak"]
+        row.update(plain=P, keep_all=r["measured_peak"], keep_all_pred=r["predicted_peak"],
+                   keep_ratio=r["measured_peak"] / P, keep_time=r["predicted_time"],
+                   keep_time_ratio=r["measured_time"] / r["baseline_time"],
+                   plain_time=r["baseline_time"], grads_keep=r["grads_equal"])
+        base_t = keep["predicted_time"]
+        row["solves"] = {}
+        for algo in a.algos:
+            for f in a.fractions:
+                b = int(P * f / 100)
+                s, raw = self.solve(chain, algo, b, f"{chain}.{algo}.{f}.rks")
+                row["solves"][f"{algo}@{f}"] = {
+                    "fits": s is not None, "budget": b, "wall_s": raw["wall_s"],
+                    "overhead": (s["predicted_time"] / base_t - 1) * 100 if s else None,
+                    "min_budget": raw.get("min_budget")}
+        # the smallest budget rockmate reaches (what solve reports below its floor)
+        _, raw = self.solve(chain, "rockmate", 1, chain + ".floor.rks")
+        if raw.get("min_budget"):
+            row["floor"] = raw["min_budget"]
+            row["floor_pct"] = raw["min_budget"] / P * 100
+            if raw.get("floor_node"):
+                row["floor_node"] = raw["floor_node"]
+        s = row["solves"].get("rockmate@50")
+        if s and s["fits"]:
+            r = self.run(mp, f"{chain}.rockmate.50.rks", chain, inputs)
+            row.update(rk50_measured=r["measured_peak"], rk50_pred_over=s["overhead"],
+                       rk50_meas_over=(r["measured_time"] / r["baseline_time"] - 1) * 100,
+                       grads_rk50=r["grads_equal"])
+        if a.checkmate:
+            b = int(P * 0.5)
+            s, raw = self.solve(chain, "checkmate", b, chain + ".cm.rks", ["--time-limit", a.time_limit])
+            row["checkmate50"] = (s["predicted_time"] / base_t - 1) * 100 if s else None
+        return row
+
+
+def mib(x):
+    return f"{x / 2**20:.1f}"
+
+
+def table(rows, fractions, algos):
+    fr = "/".join(str(f) for f in fractions)
+    out = ["| model | blocks/classes | plain MiB (keep-all) | keep-all ÷ plain | rockmate " + fr +
+           " % | rotor " + fr + " % | smallest rockmate budget | overhead @50 % predicted/measured, rockmate vs rotor vs sqrt |"
+           " gradients |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        if "error" in r:
+            out.append(f"| {r['model']} | — | — | — | — | — | — | {r['error']} | — |")
+            continue
+        fits = lambda al: "/".join("ok" if r["solves"].get(f"{al}@{f}", {}).get("fits") else "no" for f in fractions)
+        ov = lambda al: (f"{r['solves'][al + '@50']['overhead']:.1f}"
+                         if r["solves"].get(al + "@50", {}).get("fits") else "none fits")
+        meas = f"/{r['rk50_meas_over']:.1f}" if "rk50_meas_over" in r else ""
+        floor = f"{r['floor_pct']:.0f} %" if "floor_pct" in r else "?"
+        g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
+        out.append(f"| {r['model']} | {r['blocks']}/{r['classes']} | {mib(r['plain'])} ({mib(r['keep_all'])}) | "
+                   f"{r['keep_ratio']:.3f} | {fits('rockmate')} | {fits('rotor') if 'rotor' in algos else '—'} | "
+                   f"{floor} | {ov('rockmate')}{meas} vs {ov('rotor') if 'rotor' in algos else '—'} vs "
+                   f"{ov('sqrt') if 'sqrt' in algos else '—'} | {g} |")
+    return "\n".join(out) + "\n"
+
+
+def svg(rows, fractions, algos, path):
+    """Predicted overhead (%) against budget (% of the plain peak), a panel per model."""
+    rows = [r for r in rows if "error" not in r]
+    cols, W, H, pad = 4, 220, 160, 30
+    n = max(1, len(rows))
+    nr = (n + cols - 1) // cols
+    colors = {"rockmate": "#d62728", "rotor": "#1f77b4", "sqrt": "#2ca02c", "checkmate": "#9467bd"}
+    el = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{cols * W}" height="{nr * H + 20}" '
+          'font-family="sans-serif" font-size="10">']
+    for i, r in enumerate(rows):
+        x0, y0 = (i % cols) * W + pad, (i // cols) * H + 20
+        w, h = W - pad - 10, H - pad - 20
+        ovs = [s["overhead"] for s in r["solves"].values() if s["overhead"] is not None]
+        top = max([10.0] + ovs) * 1.1
+        el.append(f'<text x="{x0}" y="{y0 - 5}">{r["model"]}</text>')
+        el.append(f'<rect x="{x0}" y="{y0}" width="{w}" height="{h}" fill="none" stroke="#888"/>')
+        el.append(f'<text x="{x0}" y="{y0 + h + 12}">{min(fractions)} %</text>'
+                  f'<text x="{x0 + w - 25}" y="{y0 + h + 12}">{max(fractions)} %</text>'
+                  f'<text x="{x0 - 28}" y="{y0 + 8}">{top:.0f} %</text>')
+        lo, hi = min(fractions), max(fractions)
+        for al in algos:
+            pts = []
+            for f in sorted(fractions):
+                s = r["solves"].get(f"{al}@{f}")
+                if s and s["overhead"] is not None:
+                    px = x0 + (f - lo) / max(1, hi - lo) * w
+                    py = y0 + h - s["overhead"] / top * h
+                    pts.append(f"{px:.1f},{py:.1f}")
+            if pts:
+                el.append(f'<polyline fill="none" stroke="{colors.get(al, "#000")}" points="{" ".join(pts)}"/>')
+                for p in pts:
+                    x, y = p.split(",")
+                    el.append(f'<circle cx="{x}" cy="{y}" r="2" fill="{colors.get(al, "#000")}"/>')
+    for j, al in enumerate(algos):
+        el.append(f'<text x="{10 + j * 80}" y="{nr * H + 15}" fill="{colors.get(al, "#000")}">{al}</text>')
+    el.append("</svg>")
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(el) + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rkmate", required=True)
+    ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "bench-zoo"))
+    ap.add_argument("--models", default=None, help="comma-separated names (default: every zoo.py model)")
+    ap.add_argument("--image", type=int, default=96)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--iters", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=1, help="rkmate trace --runs")
+    ap.add_argument("--grid", default="6x6")
+    ap.add_argument("--time-limit", default="2")
+    ap.add_argument("--solve-timeout", type=float, default=600, help="seconds before a solve is given up")
+    ap.add_argument("--fractions", default="75,50,30")
+    ap.add_argument("--algos", default="rockmate,rotor,sqrt")
+    ap.add_argument("--checkmate", action="store_true", help="also whole-graph Checkmate at 50 %%")
+    a = ap.parse_args()
+    a.fractions = [int(f) for f in a.fractions.split(",")]
+    a.algos = a.algos.split(",")
+    os.makedirs(a.out, exist_ok=True)
+    names = a.models.split(",") if a.models else models_list()
+    z = Zoo(a)
+    rows = []
+    for n in names:
+        t = time.time()
+        try:
+            row = z.model(n)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            row = {"model": n, "error": str(e).strip().splitlines()[-1][:200]}
+        row["bench_s"] = time.time() - t
+        rows.append(row)
+        sys.stderr.write(f"zoo: {n} done in {row['bench_s']:.0f} s\n")
+        with open(os.path.join(a.out, "zoo.json.tmp"), "w") as f:
+            json.dump(rows, f, indent=1)
+        os.replace(os.path.join(a.out, "zoo.json.tmp"), os.path.join(a.out, "zoo.json"))
+    md = table(rows, a.fractions, a.algos)
+    with open(os.path.join(a.out, "zoo.md.tmp"), "w") as f:
+        f.write(md)
+    os.replace(os.path.join(a.out, "zoo.md.tmp"), os.path.join(a.out, "zoo.md"))
+    svg(rows, a.fractions, a.algos + (["checkmate"] if a.checkmate else []), os.path.join(a.out, "zoo.svg"))
+    print(md)
+
+
+if __name__ == "__main__":
+    main()
