@@ -1,5 +1,5 @@
-/* chain_costs.c — the DP's view of a chain: per-class option lists (Rotor's
- * {none, keep_all}, the default {none, keep_all, asap}, or any list a caller
+/* chain_costs.c — the DP's view of a chain: per-class option lists (the
+ * built-in {none, keep_all} where keep_all is the asap option, or any list a caller
  * builds) and their exact costs, measured by replaying each option's op lists
  * on its block graph. */
 #include <math.h>
@@ -41,9 +41,13 @@ static rk_status builtin_options(const rk_chain *ch, rk_dp_options *o, int with_
         rk_option opt;
         rk_status r = rk_option_none(g, &opt, err);
         if (!r && (r = push_option(co, &opt))) rk_fail(err, r, "out of memory");
-        if (!r && !(r = rk_option_keep_all(g, &opt, err)) && (r = push_option(co, &opt)))
-            rk_fail(err, r, "out of memory");
-        if (!r && with_asap && !(r = rk_option_asap(g, &opt, err)) && (r = push_option(co, &opt)))
+        /* The no-recomputation option holds what autograd holds: each data
+         * the backward reads (saved tensors, phantoms) until its backward,
+         * the rest freed after its last forward use (asap), so keep-all is
+         * never above PyTorch's own step.  (rk_option_keep_all, which keeps
+         * every data until the backward, costs more for the same time.) */
+        (void)with_asap;
+        if (!r && !(r = rk_option_asap(g, &opt, err)) && (r = push_option(co, &opt)))
             rk_fail(err, r, "out of memory");
         if (r) {
             rk_option_free(&opt);

@@ -73,10 +73,12 @@ typedef struct {
 } rk_dp_options;
 
 RK_API void rk_dp_options_free(rk_dp_options *o);
-/* Rotor's options: {none, keep_all} for every class (keep_all = 1). */
+/* Rotor's options: {none, keep_all} for every class (keep_all = 1), where
+ * keep_all is the asap option (rk_option_asap: the forward keeps what the
+ * backward reads, as autograd does; nothing is recomputed). */
 RK_API rk_status rk_dp_options_rotor(const rk_chain *ch, rk_dp_options *o, rk_error *err);
-/* Default rk-Rotor options until rk-Checkmate supplies more:
- * {none, keep_all, asap} (keep_all = 1). */
+/* Default rk-Rotor options until rk-Checkmate supplies more: the same
+ * {none, keep_all = asap} (keep_all = 1). */
 RK_API rk_status rk_dp_options_default(const rk_chain *ch, rk_dp_options *o, rk_error *err);
 /* Append a copy of `opt` (which must have bwd ops) to class `cls`. */
 RK_API rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_error *err);
