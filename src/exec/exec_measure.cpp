@@ -92,11 +92,26 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     Mem A(M);
     auto params = params_of(M);
     zero_param_grads(params);
-    // Reference output of the plain module.
+    // The plain PyTorch step (module forward + sum().backward()), once: its
+    // activation peak (what a percentage budget is a percentage of, as
+    // rk_exec_run measures it) and, with --verify, the reference output.
     at::Tensor ref;
-    if (o->verify) {
-        at::Tensor r = plain_forward(M, o->seed);
-        ref = keep_copy(r);
+    int64_t plain_peak = 0;
+    {
+        int64_t input_bytes = 0;
+        for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
+        std::vector<at::Tensor> keep_inputs;
+        for (auto &t : M.inputs) keep_inputs.push_back(t.clone()); // the step may write them
+        int64_t base = A.cur();
+        A.reset_peak();
+        {
+            at::Tensor r = plain_forward(M, o->seed);
+            if (o->verify) ref = keep_copy(r);
+            r.sum().backward();
+        }
+        plain_peak = A.peak() - base + input_bytes;
+        for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i].copy_(keep_inputs[i]);
+        zero_param_grads(params);
     }
     int runs = o->measure_runs > 0 ? o->measure_runs : 3;
     const double cap_us = 0.3e6; // stop timing a node after this much time (>= 1 run)
@@ -272,6 +287,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     desc << " --seed " << o->seed;
     out->model = strdup(desc.str().c_str());
     out->device = strdup(M.cuda ? "cuda" : "cpu");
+    out->plain_peak = plain_peak;
     rk_error e;
     if (rk_chain_validate(out, "traced chain", &e) != RK_OK)
         fail(RK_EFAIL, std::string("internal error: ") + e.msg);

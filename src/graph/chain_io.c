@@ -266,6 +266,16 @@ rk_status rk_chain_read(const char *path, rk_chain *ch, rk_error *err) {
     if ((r = rkj_string(path, "(top)", root, "device", 0, &device, err))) goto out;
     if (model) ch->model = strdup(model);
     if (device) ch->device = strdup(device);
+    {
+        int64_t pp = 0;
+        if ((r = rkj_int64(path, "(top)", root, "plain_peak", 0, &pp, err))) goto out;
+        if (pp < 0) {
+            r = rk_fail(err, RK_EINPUT, "%s: plain_peak: %lld is negative; expected the plain step's peak in bytes",
+                        path, (long long)pp);
+            goto out;
+        }
+        ch->plain_peak = pp;
+    }
     size_t i;
     json_t *v;
     char p[64];
@@ -396,6 +406,7 @@ rk_status rk_chain_write(const char *path, const rk_chain *ch, rk_error *err) {
         rkj_write_string(f, ch->device);
         fputs(",\n", f);
     }
+    if (ch->plain_peak > 0) fprintf(f, "  \"plain_peak\": %lld,\n", (long long)ch->plain_peak);
     fputs("  \"classes\": [\n", f);
     for (int i = 0; i < ch->n_classes; i++) {
         write_class(f, &ch->classes[i]);

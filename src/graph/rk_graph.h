@@ -154,6 +154,10 @@ typedef struct {
     rk_block *blocks;
     char *model;          /* free text: where the chain came from; may be NULL */
     char *device;         /* "cpu", "cuda", ... may be NULL */
+    int64_t plain_peak;   /* activation peak of the plain PyTorch step (forward +
+                           * backward, no recomputation) measured by `rkmate
+                           * trace`, the chain inputs included: what a percentage
+                           * budget ("50%") is a percentage of; 0 = unknown */
 } rk_chain;
 
 RK_API void rk_chain_init(rk_chain *ch);

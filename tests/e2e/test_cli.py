@@ -238,5 +238,48 @@ class BadInput(unittest.TestCase):
         self.assertIn("--kind", p.stderr)
 
 
+class PercentBudget(unittest.TestCase):
+    """--budget P% is P % of the plain PyTorch step's activation peak, which
+    `rkmate trace` records in the chain (plain_peak); a chain without it takes
+    bytes only.  --json prints one object also when no schedule fits."""
+
+    def test_percent_of_plain_peak(self):
+        with tempfile.TemporaryDirectory() as d:
+            gp, ch = os.path.join(d, "g.json"), os.path.join(d, "c.rkg")
+            json.dump(checkmate_resnet_graph(3, 2), open(gp, "w"))
+            run("import-checkmate", gp, "-o", ch, check=0)
+            p = run("solve", ch, "--budget", "50%", "--algo", "rotor", check=2)
+            self.assertIn("plain-step peak", p.stderr)
+            with open(ch) as f:
+                c = json.load(f)
+            peak = keep_all_peak(checkmate_resnet_graph(3, 2))[0]
+            c["plain_peak"] = peak
+            with open(ch, "w") as f:
+                json.dump(c, f)
+            p = run("solve", ch, "--budget", "80%", "--algo", "none", "--json", "--quiet")
+            r = json.loads(p.stdout)
+            self.assertEqual(r["budget"], peak * 80 // 100)
+            p = run("solve", ch, "--budget", "1%", "--algo", "rotor", "--json", "--quiet", check=3)
+            r = json.loads(p.stdout)
+            self.assertFalse(r["feasible"])
+            self.assertEqual(r["plain_peak"], peak)
+            self.assertGreater(r["min_budget"], r["budget"])
+            c["plain_peak"] = -5
+            with open(ch, "w") as f:
+                json.dump(c, f)
+            p = run("solve", ch, "--budget", "1MB", check=2)
+            self.assertIn("plain_peak", p.stderr)
+            for bad in ("0%", "abc%", "2000%"):
+                p = run("solve", ch, "--budget", bad, check=2)
+                self.assertIn("--budget", p.stderr)
+
+    def test_help_lists_every_option(self):
+        p = run("solve", "--help", check=0)
+        for opt in ("--budget", "--algo", "--slots", "--threads", "--grid", "--time-limit", "--export-mps",
+                    "--builtin-options", "--no-fallback", "--verbose", "--json", "--quiet", "-o"):
+            self.assertIn(opt, p.stdout)
+        self.assertIn("plain", p.stdout)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -187,6 +187,22 @@ class TestGPT2(ExecBase):
         r = json.loads(p.stdout)
         self.assertTrue(r["grads_equal"])
         self.assertLessEqual(r["measured_peak"], r["budget"] * (1 + SLACK))
+        # 60 % of the plain step's activation peak (measured when tracing, and again by run)
+        self.assertLessEqual(abs(r["budget"] - 0.6 * r["baseline_peak"]), 0.01 * r["baseline_peak"])
+
+    def test_optimize_solve_options_and_json_when_nothing_fits(self):
+        p = run("optimize", self.m1, *self.i1, "--budget", "1%", "--grid", "3x3", "--time-limit", "1",
+                "--threads", "1", "--slots", "200", "--json", "--runs", "1", check=3)
+        r = json.loads(p.stdout)
+        self.assertFalse(r["feasible"])
+        self.assertGreater(r["min_budget"], r["budget"])
+        self.assertEqual(r["budget"], r["plain_peak"] // 100)
+        h = run("optimize", "--help", check=0).stdout
+        for opt in ("--input", "--input-file", "--device", "--seed", "--runs", "--verify", "--budget", "--algo",
+                    "--slots", "--threads", "--grid", "--time-limit", "--export-mps", "--builtin-options",
+                    "--no-fallback", "--verbose", "--iters", "--check", "--loss", "--json", "--quiet",
+                    "--chain-out", "-o"):
+            self.assertIn(opt, h)
 
 
 class TestTransformer(ExecBase):

@@ -5,10 +5,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "solve_cli.h"
 #include "torch_cli.h"
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+
+static void usage(void) {
+    printf("usage: rkmate optimize MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
+           "                       --budget B|P%% [--algo ALGO] [solve options] [--device cpu|cuda[:N]] [--seed N]\n"
+           "                       [--runs N] [--verify] [--iters N] [--check] [--loss sum|mean] [--json] [--quiet]\n"
+           "                       [-o SCHEDULE.rks] [--chain-out CHAIN.rkg]\n\n"
+           "Trace the model, solve at the budget, replay the schedule with the simulator, run it as\n"
+           "a real training step beside the plain PyTorch step and report both.\n\n"
+           "Model and inputs (as `rkmate trace`):\n"
+           "  --input SHAPE:DTYPE  an input (4x64:int64, 2x3x32x32:float32), random from --seed\n"
+           "  --input-file F.pt    inputs saved with torch.save (a tensor or a list of tensors)\n"
+           "  --device DEV         cpu (default), cuda or cuda:N\n"
+           "  --seed N             seed of random inputs and random ops (default 0)\n"
+           "  --runs N             timing runs per node when tracing (default 3)\n"
+           "  --verify             check that the blocks reproduce the module's output bit for bit\n\n"
+           "Solve (as `rkmate solve`):\n");
+    fputs(SOLVE_HELP, stdout);
+    printf("\nRun (as `rkmate run`):\n"
+           "  --iters N            measured steps after one warm-up (default 3)\n"
+           "  --check              compare gradients and output with the plain step bit for bit (exit 1 if not)\n"
+           "  --loss sum|mean      loss = output.sum() (default) or .mean(); several outputs: over all\n\n"
+           "Output:\n"
+           "  --json               one JSON object on stdout, also when no schedule fits (exit 3)\n"
+           "  -o SCHEDULE.rks      write the schedule\n"
+           "  --chain-out F.rkg    write the traced chain\n"
+           "  --quiet              no progress lines (shown on a terminal: tracing, classes, ILPs, elapsed)\n\n"
+           "Exit codes: 0 ok, 1 failure (or --check found a difference), 2 bad input, 3 no schedule fits.\n");
+}
 
 int rk_cmd_optimize(int argc, char **argv) {
     const char *cmd = "optimize";
@@ -17,10 +54,11 @@ int rk_cmd_optimize(int argc, char **argv) {
     co.ex.measure = 1;
     rk_run_options ro;
     memset(&ro, 0, sizeof ro);
-    const char *algo_name = "rockmate", *budget_text = NULL, *sched_out = NULL, *chain_out = NULL;
+    solve_cli so;
+    solve_cli_init(&so);
+    const char *sched_out = NULL, *chain_out = NULL;
     static const struct option lo[] = {COMMON_LONG_OPTS,
-                                       {"budget", required_argument, 0, OPT_BUDGET},
-                                       {"algo", required_argument, 0, OPT_ALGO},
+                                       SOLVE_LONG_OPTS,
                                        {"iters", required_argument, 0, OPT_ITERS},
                                        {"check", no_argument, 0, OPT_CHECK},
                                        {"loss", required_argument, 0, OPT_LOSS},
@@ -31,21 +69,15 @@ int rk_cmd_optimize(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
         if (c == OPT_HELP) {
-            printf("usage: rkmate optimize MODEL.pt --input SHAPE:DTYPE [...] --budget B [--algo ALGO]\n"
-                   "                       [--input-file INPUTS.pt] [--device cpu|cuda] [--seed N] [--runs N] [--iters N]\n"
-                   "                       [--check]\n"
-                   "                       [--loss sum|mean] [--json] [-o SCHEDULE.rks] [--chain-out CHAIN.rkg]\n\n"
-                   "Trace the model, solve at the budget, replay the schedule with the simulator, run it as\n"
-                   "a real training step beside the plain PyTorch step and report both.  B is bytes (800MB,\n"
-                   "1.5GiB) or a percentage of the keep-everything peak of the traced chain (50%%).\n"
-                   "ALGO: rockmate (default), rotor, sqrt, none, recompute-all, checkmate.\n");
+            usage();
             return CLI_OK;
         }
         if (c == 'o') { sched_out = optarg; continue; }
         if (c == OPT_CHAIN) { chain_out = optarg; continue; }
-        if (c == OPT_BUDGET) { budget_text = optarg; continue; }
-        if (c == OPT_ALGO) { algo_name = optarg; continue; }
-        int r = torch_parse_run_opts(cmd, c, optarg, &ro);
+        int r = solve_cli_option(cmd, c, optarg, &so);
+        if (r > 0) return r;
+        if (r == 0) continue;
+        r = torch_parse_run_opts(cmd, c, optarg, &ro);
         if (r > 0) return r;
         if (r == 0) continue;
         r = torch_parse_common(cmd, c, optarg, &co);
@@ -55,22 +87,8 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (optind + 1 != argc) return cli_usage_error(cmd, "expected one MODEL.pt (see 'rkmate optimize --help')");
     if (co.ex.n_inputs == 0 && !co.ex.input_file)
         return cli_usage_error(cmd, "missing --input SHAPE:DTYPE or --input-file INPUTS.pt");
-    if (!budget_text) return cli_usage_error(cmd, "missing --budget B (bytes, or a percentage such as 50%%)");
-    int algo = rk_solve_algo_parse(algo_name);
-    if (algo < 0)
-        return cli_usage_error(cmd, "--algo: expected rockmate, rotor, sqrt, none, recompute-all or checkmate, got '%s'",
-                               algo_name);
-    double percent = -1;
-    int64_t budget = -1;
-    size_t bl = strlen(budget_text);
-    if (bl > 1 && budget_text[bl - 1] == '%') {
-        char *end;
-        percent = strtod(budget_text, &end);
-        if (end != budget_text + bl - 1 || !(percent > 0) || percent > 1000)
-            return cli_usage_error(cmd, "--budget %s: expected a percentage in (0, 1000]", budget_text);
-    } else if (cli_parse_bytes(cmd, "--budget", budget_text, &budget)) {
-        return CLI_BADINPUT;
-    }
+    int r0 = solve_cli_check(cmd, &so);
+    if (r0) return r0;
     co.ex.model_path = argv[optind];
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
@@ -87,34 +105,23 @@ int rk_cmd_optimize(int argc, char **argv) {
     rk_solver *sv = NULL;
     rk_schedule sc;
     rk_schedule_init(&sc);
+    int64_t budget = -1;
     if (chain_out && (s = rk_chain_write(chain_out, &ch, &err)) != RK_OK) {
         code = cli_report(cmd, s, &err);
         goto done;
     }
-    if (percent > 0) {
-        rk_schedule keep;
-        rk_schedule_init(&keep);
-        rk_sim_result ks;
-        s = rk_schedule_keep_all(&ch, &keep, &err);
-        if (s == RK_OK) s = rk_simulate(&ch, &keep, &ks, &err);
-        rk_schedule_free(&keep);
-        if (s != RK_OK) {
-            code = cli_report(cmd, s, &err);
-            goto done;
-        }
-        budget = (int64_t)((double)ks.peak * percent / 100.0);
-    }
+    if ((code = solve_cli_budget(cmd, &so, &ch, &budget))) goto done;
     rk_solve_params par;
-    rk_solve_params_default(&par);
-    par.algo = (rk_solve_algo)algo;
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    par.dp.threads = nproc > 0 ? (int)nproc : 1; /* libtorch changes the OpenMP default */
-    par.cm.threads = par.dp.threads;
-    if (co.ex.progress) fprintf(stderr, "rkmate optimize: solving %s at %lld bytes...\r", algo_name, (long long)budget);
+    solve_cli_params(&so, nproc > 0 ? (int)nproc : 1, &par); /* libtorch changes the OpenMP default */
+    double t0 = now_s();
+    solve_progress *pg = solve_progress_start("rkmate optimize", co.ex.progress, &so, &ch, &par);
     s = rk_solver_new(&ch, &par, &sv, &err);
     rk_solve_result sr;
     if (s == RK_OK) s = rk_solver_solve(sv, budget, &sc, &sr, &err);
-    if (co.ex.progress) fprintf(stderr, "%70s\r", "");
+    solve_progress_end(pg);
+    if (s == RK_EINFEASIBLE && co.json)
+        solve_cli_json_infeasible(stdout, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0);
     if (s != RK_OK) {
         code = cli_report(cmd, s, &err);
         goto done;

@@ -10,24 +10,25 @@
 #include "cli.h"
 #include "torch_cli.h"
 
-static void print_trace_stats(FILE *f, const rk_trace_stats *st, int json) {
+static void print_trace_stats(FILE *f, const rk_trace_stats *st, int64_t plain_peak, int json) {
     if (json) {
         fprintf(f,
                 "{\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
-                "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"seconds\": %.3f}\n",
+                "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f}\n",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
-                st->max_forward_diff, st->seconds);
+                st->max_forward_diff, (long long)plain_peak, st->seconds);
     } else {
         fprintf(f,
                 "traced: %d nodes (%d operations, %d on activations) -> %d after simplification (%d views, "
-                "%d in-place, %d size, %d static, %d list/tuple); %d blocks, %d classes; forward %s; %.2f s\n",
+                "%d in-place, %d size, %d static, %d list/tuple); %d blocks, %d classes; forward %s; plain step's "
+                "activation peak %lld bytes (what --budget P%% is a percentage of); %.2f s\n",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "not verified (--verify)" : st->forward_equal ? "bit-exact" : "DIFFERS",
-                st->seconds);
+                (long long)plain_peak, st->seconds);
     }
 }
 
@@ -76,11 +77,12 @@ int rk_cmd_trace(int argc, char **argv) {
     rk_status s = rk_exec_trace(&co.ex, &ch, &st, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
     s = rk_chain_write(out, &ch, &err);
+    int64_t plain_peak = ch.plain_peak;
     rk_chain_free(&ch);
     if (s != RK_OK) return cli_report(cmd, s, &err);
-    if (co.json) print_trace_stats(stdout, &st, 1);
+    if (co.json) print_trace_stats(stdout, &st, plain_peak, 1);
     if (!co.quiet) {
-        print_trace_stats(stderr, &st, 0);
+        print_trace_stats(stderr, &st, plain_peak, 0);
         fprintf(stderr, "wrote %s\n", out);
     }
     return CLI_OK;

@@ -1,0 +1,251 @@
+/* solve_cli.c — the solve options shared by `rkmate solve` and `rkmate
+ * optimize` (solve_cli.h): parsing, the budget (bytes or a percentage of the
+ * plain step's activation peak), solver parameters, progress lines and the
+ * JSON object of an infeasible solve. */
+#include "solve_cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli.h"
+
+const char SOLVE_HELP[] =
+    "  --budget B         memory budget: bytes or with a unit (800MB, 1.5GiB), or P% of the plain\n"
+    "                     PyTorch step's activation peak (measured by `rkmate trace`, in the chain)\n"
+    "  --algo ALGO        rockmate (default): rk-Rotor over each block's options (rk-Checkmate's\n"
+    "                     budget grid + keep all, none)\n"
+    "                     rotor: rk-Rotor with Rotor's options {none, keep all}\n"
+    "                     sqrt: sqrt(n) checkpointing; none: keep everything (no recomputation:\n"
+    "                     each data the backward reads is kept, as autograd does);\n"
+    "                     recompute-all: keep only the input, recompute before each backward;\n"
+    "                     checkmate: whole-graph Checkmate ILP (small chains), started from the\n"
+    "                     best cheap schedule (rk-Rotor, sqrt(n), greedy rematerialization); with\n"
+    "                     --time-limit it returns the best schedule found and its proven gap\n"
+    "  --slots N          memory slots of the DP (default 500); sizes are rounded up to slots\n"
+    "  --threads N        OpenMP threads (default: all)\n"
+    "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
+    "  --full-grid        rockmate: solve every point of every class's grid (by default only the\n"
+    "                     points near the options rk-Rotor uses at this budget; docs/ilp.md)\n"
+    "  --grid-time S      rockmate: seconds for the grid's ILPs in all (default 6; 0: no limit);\n"
+    "                     past it the search stops with the options found\n"
+    "  --time-limit S     seconds per ILP (rockmate's grid) or for the whole ILP (checkmate)\n"
+    "  --export-mps DIR   write every ILP solved as MPS into DIR (named by class and budget)\n"
+    "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all}\n"
+    "  --no-fallback      rockmate/rotor: the DP's plan only (by default the keep-all, sqrt(n) and\n"
+    "                     recompute-all plans are also tried in exact bytes, against slot rounding)\n"
+    "  --verbose          log the ILPs (checkmate: its incumbents and the MILP's progress) to stderr\n";
+
+void solve_cli_init(solve_cli *s) {
+    memset(s, 0, sizeof *s);
+    s->algo_name = "rockmate";
+    s->fallback = 1;
+    s->grid_p = s->grid_s = -1;
+    s->slots = 500;
+    s->time_limit = -1;
+    s->grid_time = -1;
+}
+
+int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s) {
+    switch (c) {
+    case SOPT_BUDGET: s->budget_text = arg; return 0;
+    case SOPT_ALGO: s->algo_name = arg; return 0;
+    case SOPT_SLOTS: return cli_parse_int(cmd, "--slots", arg, 1, 10000000, &s->slots) ? CLI_BADINPUT : 0;
+    case SOPT_THREADS: return cli_parse_int(cmd, "--threads", arg, 1, 4096, &s->threads) ? CLI_BADINPUT : 0;
+    case SOPT_GRID: {
+        char tail;
+        if (sscanf(arg, "%dx%d%c", &s->grid_p, &s->grid_s, &tail) != 2 || s->grid_p < 1 || s->grid_s < 1 ||
+            s->grid_p > 1000 || s->grid_s > 1000)
+            return cli_usage_error(cmd, "--grid: expected PxS like 20x20 (1 to 1000 each), got '%s'", arg);
+        return 0;
+    }
+    case SOPT_TIME_LIMIT:
+        return cli_parse_double(cmd, "--time-limit", arg, 0, 1e9, &s->time_limit) ? CLI_BADINPUT : 0;
+    case SOPT_EXPORT_MPS: s->export_dir = arg; return 0;
+    case SOPT_BUILTIN: s->builtin = 1; return 0;
+    case SOPT_NO_FALLBACK: s->fallback = 0; return 0;
+    case SOPT_VERBOSE: s->verbose = 1; return 0;
+    case SOPT_FULL_GRID: s->full_grid = 1; return 0;
+    case SOPT_GRID_TIME:
+        return cli_parse_double(cmd, "--grid-time", arg, 0, 1e9, &s->grid_time) ? CLI_BADINPUT : 0;
+    default: return -1;
+    }
+}
+
+int solve_cli_check(const char *cmd, solve_cli *s) {
+    if (!s->budget_text)
+        return cli_usage_error(cmd, "--budget is required (bytes or with a unit, e.g. 800MB, or a percentage such "
+                                    "as 50%% of the plain step's activation peak)");
+    size_t n = strlen(s->budget_text);
+    if (n > 1 && s->budget_text[n - 1] == '%') {
+        char *end;
+        double pc = strtod(s->budget_text, &end);
+        if (end != s->budget_text + n - 1 || !(pc > 0) || pc > 1000)
+            return cli_usage_error(cmd, "--budget %s: expected a percentage in (0, 1000], such as 50%%",
+                                   s->budget_text);
+    } else {
+        int64_t b;
+        if (cli_parse_bytes(cmd, "--budget", s->budget_text, &b)) return CLI_BADINPUT;
+        if (b <= 0) return cli_usage_error(cmd, "--budget must be a positive number of bytes");
+    }
+    s->algo = rk_solve_algo_parse(s->algo_name);
+    if (s->algo < 0)
+        return cli_usage_error(cmd, "--algo: expected rockmate, rotor, sqrt, none, recompute-all or checkmate, got '%s'",
+                               s->algo_name);
+    if (s->export_dir) {
+        struct stat sb;
+        if (stat(s->export_dir, &sb) != 0) {
+            if (mkdir(s->export_dir, 0755) != 0)
+                return cli_usage_error(cmd, "--export-mps: cannot create directory '%s': %s", s->export_dir,
+                                       strerror(errno));
+        } else if (!S_ISDIR(sb.st_mode)) {
+            return cli_usage_error(cmd, "--export-mps: '%s' exists and is not a directory", s->export_dir);
+        }
+    }
+    return 0;
+}
+
+int solve_cli_budget(const char *cmd, const solve_cli *s, const rk_chain *ch, int64_t *budget) {
+    size_t n = strlen(s->budget_text);
+    if (n > 1 && s->budget_text[n - 1] == '%') {
+        double pc = strtod(s->budget_text, NULL);
+        if (ch->plain_peak <= 0)
+            return cli_usage_error(cmd, "--budget %s: the chain records no plain-step peak (plain_peak: chains "
+                                        "written by `rkmate trace` have it); give the budget in bytes",
+                                   s->budget_text);
+        *budget = (int64_t)floor((double)ch->plain_peak * pc / 100.0);
+        if (*budget <= 0) return cli_usage_error(cmd, "--budget %s: rounds to 0 bytes", s->budget_text);
+        return 0;
+    }
+    return cli_parse_bytes(cmd, "--budget", s->budget_text, budget) ? CLI_BADINPUT : 0;
+}
+
+void solve_cli_params(const solve_cli *s, int default_threads, rk_solve_params *par) {
+    rk_solve_params_default(par);
+    par->algo = (rk_solve_algo)s->algo;
+    par->dp.slots = (int)s->slots;
+    par->dp.threads = s->threads > 0 ? (int)s->threads : default_threads;
+    par->dp.fallback = s->fallback;
+    par->cm.threads = par->dp.threads;
+    if (s->grid_p > 0) {
+        par->cm.grid_peak = s->grid_p;
+        par->cm.grid_save = s->grid_s;
+    }
+    if (s->builtin) par->checkmate_options = 0;
+    par->full_grid = s->full_grid;
+    if (s->grid_time >= 0) par->grid_time_box = s->grid_time;
+    if (s->time_limit >= 0) par->cm.time_limit = s->time_limit;
+    par->cm.export_dir = s->export_dir;
+    par->cm.verbose = s->verbose;
+}
+
+/* ------------------------------------------------------------ progress */
+
+struct solve_progress {
+    const char *cmd, *algo;
+    int on, verbose, n_blocks, n_classes;
+    atomic_long ilps;
+    atomic_int max_class;
+    atomic_flag printing;
+    double t0, last;
+};
+
+static double wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void progress_log(void *user, rk_log_level level, const char *line) {
+    solve_progress *p = user;
+    if (p->verbose) fprintf(stderr, "%s\n", line);
+    (void)level;
+    if (strncmp(line, "rk-Checkmate:", 13) == 0) {
+        atomic_fetch_add(&p->ilps, 1);
+        const char *c = strstr(line, "_c");
+        int k;
+        if (c && sscanf(c, "_c%d_p", &k) == 1) {
+            int cur = atomic_load(&p->max_class);
+            while (k + 1 > cur && !atomic_compare_exchange_weak(&p->max_class, &cur, k + 1)) {
+            }
+        }
+    }
+    if (!p->on || atomic_flag_test_and_set(&p->printing)) return; /* another thread prints */
+    double t = wall();
+    if (t - p->last >= 0.2) {
+        p->last = t;
+        fprintf(stderr, "\r%s: %s on %d blocks: class %d of %d, %ld ILPs solved, %.1f s   ", p->cmd, p->algo,
+                p->n_blocks, atomic_load(&p->max_class), p->n_classes, atomic_load(&p->ilps), t - p->t0);
+    }
+    atomic_flag_clear(&p->printing);
+}
+
+solve_progress *solve_progress_start(const char *cmd, int on, const solve_cli *s, const rk_chain *ch,
+                                     rk_solve_params *par) {
+    solve_progress *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->cmd = cmd;
+    p->algo = s->algo_name;
+    p->on = on;
+    p->verbose = s->verbose;
+    p->n_blocks = ch->n_blocks;
+    p->n_classes = ch->n_classes;
+    atomic_init(&p->ilps, 0);
+    atomic_init(&p->max_class, 0);
+    atomic_flag_clear(&p->printing);
+    p->t0 = p->last = wall();
+    if (on || s->verbose) {
+        par->cm.verbose = 1; /* one log line per ILP: counted (and printed with --verbose) */
+        par->cm.log.fn = progress_log;
+        par->cm.log.user = p;
+    }
+    if (on) fprintf(stderr, "\r%s: %s on %d blocks (%d classes)...   ", cmd, s->algo_name, ch->n_blocks, ch->n_classes);
+    return p;
+}
+
+void solve_progress_end(solve_progress *p) {
+    if (!p) return;
+    if (p->on) {
+        fprintf(stderr, "\r%100s\r", "");
+        long n = atomic_load(&p->ilps);
+        if (n > 0) fprintf(stderr, "%s: %ld ILPs solved in %.1f s\n", p->cmd, n, wall() - p->t0);
+    }
+    free(p);
+}
+
+/* ---------------------------------------------------------------- JSON */
+
+void solve_cli_json_num(FILE *f, const char *key, double v) {
+    if (isfinite(v)) fprintf(f, "\"%s\": %.17g, ", key, v);
+    else fprintf(f, "\"%s\": null, ", key);
+}
+
+void solve_cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+void solve_cli_json_infeasible(FILE *f, const char *algo, int64_t budget, const rk_chain *ch, rk_solver *sv,
+                               double solve_time_s) {
+    int64_t minb = -1, lb = -1;
+    rk_error e2;
+    if (!sv || rk_solver_min_budget(sv, &minb, &e2)) minb = -1;
+    if (!sv || rk_solver_min_budget_bound(sv, &lb, &e2)) lb = -1;
+    /* min_budget: the smallest budget with a known schedule; min_budget_lower_bound:
+     * proven, no schedule fits below it; plain_peak: the plain step's (0: unknown) */
+    fprintf(f, "{\"algo\": \"%s\", \"budget\": %lld, \"feasible\": false, \"min_budget\": %lld, "
+               "\"min_budget_lower_bound\": %lld, \"plain_peak\": %lld, ",
+            algo, (long long)budget, (long long)minb, (long long)lb, (long long)ch->plain_peak);
+    solve_cli_json_num(f, "baseline_time", rk_chain_baseline_time(ch));
+    fprintf(f, "\"solve_time_s\": %.17g}\n", solve_time_s);
+}

@@ -1,0 +1,63 @@
+/* solve_cli.h — the solve options that `rkmate solve` and `rkmate optimize`
+ * share: their long options and help text, parsing, the budget (bytes, or a
+ * percentage of the plain PyTorch step's activation peak recorded in the
+ * chain), the solver parameters they make, progress lines on a terminal
+ * during long solves (classes done, ILPs solved, elapsed), and the JSON
+ * object printed when no schedule fits (exit 3). */
+#ifndef RK_SOLVE_CLI_H
+#define RK_SOLVE_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "rk_graph.h"
+#include "rk_solve.h"
+
+enum { SOPT_BUDGET = 2000, SOPT_ALGO, SOPT_SLOTS, SOPT_THREADS, SOPT_GRID, SOPT_TIME_LIMIT, SOPT_EXPORT_MPS,
+       SOPT_BUILTIN, SOPT_NO_FALLBACK, SOPT_VERBOSE, SOPT_FULL_GRID, SOPT_GRID_TIME };
+
+#define SOLVE_LONG_OPTS                                                                                           \
+    {"budget", required_argument, 0, SOPT_BUDGET}, {"algo", required_argument, 0, SOPT_ALGO},                     \
+        {"slots", required_argument, 0, SOPT_SLOTS}, {"threads", required_argument, 0, SOPT_THREADS},            \
+        {"grid", required_argument, 0, SOPT_GRID}, {"time-limit", required_argument, 0, SOPT_TIME_LIMIT},        \
+        {"export-mps", required_argument, 0, SOPT_EXPORT_MPS}, {"builtin-options", no_argument, 0, SOPT_BUILTIN}, \
+        {"no-fallback", no_argument, 0, SOPT_NO_FALLBACK}, {"verbose", no_argument, 0, SOPT_VERBOSE},          \
+        {"full-grid", no_argument, 0, SOPT_FULL_GRID}, {"grid-time", required_argument, 0, SOPT_GRID_TIME}
+
+/* The lines of --help describing these options. */
+extern const char SOLVE_HELP[];
+
+typedef struct {
+    const char *budget_text, *algo_name, *export_dir;
+    int algo, builtin, fallback, verbose, grid_p, grid_s, full_grid;
+    long slots, threads;
+    double time_limit, grid_time;
+} solve_cli;
+
+void solve_cli_init(solve_cli *s);
+/* 0 handled, -1 not one of these options, else the exit code of an error (reported). */
+int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s);
+/* After parsing: --budget given and well formed, --algo known, --export-mps a
+ * directory (made if missing).  0 or the exit code of an error (reported). */
+int solve_cli_check(const char *cmd, solve_cli *s);
+/* The budget in bytes: B as given, or P % of the chain's plain_peak. */
+int solve_cli_budget(const char *cmd, const solve_cli *s, const rk_chain *ch, int64_t *budget);
+/* The solver parameters the options give (threads 0 = default_threads). */
+void solve_cli_params(const solve_cli *s, int default_threads, rk_solve_params *par);
+
+/* Progress on stderr while solving (when `on`): installs a log callback in
+ * par that counts rk-Checkmate's ILPs (and passes lines on with --verbose)
+ * and a line "CMD: ALGO on N blocks: C classes, K ILPs solved, T s". */
+typedef struct solve_progress solve_progress;
+solve_progress *solve_progress_start(const char *cmd, int on, const solve_cli *s, const rk_chain *ch,
+                                     rk_solve_params *par);
+/* Clears the line; prints "CMD: K ILPs in T s" when any were solved. */
+void solve_progress_end(solve_progress *p);
+
+/* The JSON object of a solve where no schedule fits (exit 3). */
+void solve_cli_json_infeasible(FILE *f, const char *algo, int64_t budget, const rk_chain *ch, rk_solver *sv,
+                               double solve_time_s);
+void solve_cli_json_num(FILE *f, const char *key, double v);
+void solve_cli_json_str(FILE *f, const char *s);
+
+#endif
