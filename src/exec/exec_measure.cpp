@@ -199,12 +199,17 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 size_t ir = s.t.use_count(), sr = s.t.has_storage() ? s.t.storage().use_count() : 0;
                 if (ir > s.impl_refs || sr > s.storage_refs) me.saved_deps.insert(s.owner);
             }
-            // The proxy, the leaf and the canonical Storage hold it; more holders are saved outputs.
+            // The proxy, the leaf and the canonical Storage hold it (and the
+            // proxy's base when the op returned a view of its own result, as
+            // linear on a 3-d input does); more holders are saved outputs.
+            // (A false "not saved" is caught by poison_check below.)
             me.saved_self = false;
-            for (Part &P : S.p)
-                if (G.has_grad && ((P.leaf.has_storage() && P.leaf.storage().use_count() > 3) ||
+            for (Part &P : S.p) {
+                size_t holders = 3 + (P.proxy.defined() && P.proxy.is_view() ? 1 : 0);
+                if (G.has_grad && ((P.leaf.has_storage() && P.leaf.storage().use_count() > holders) ||
                                    P.proxy.use_count() > 1)) // an output without grad_fn (indices) is saved as is
                     me.saved_self = true;
+            }
             snaps.clear();
             std::vector<double> ts;
             double spent = 0;

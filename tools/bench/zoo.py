@@ -96,6 +96,7 @@ class Zoo:
             row["floor_pct"] = raw["min_budget"] / P * 100
             if raw.get("floor_node"):
                 row["floor_node"] = raw["floor_node"]
+                row["floor_temp"] = raw["floor_temporary"] * 2 > raw["floor_bytes"]
         s = row["solves"].get("rockmate@50")
         if s and s["fits"]:
             r = self.run(mp, f"{chain}.rockmate.50.rks", chain, inputs)
@@ -127,6 +128,8 @@ def table(rows, fractions, algos):
                          if r["solves"].get(al + "@50", {}).get("fits") else "none fits")
         meas = f"/{r['rk50_meas_over']:.1f}" if "rk50_meas_over" in r else ""
         floor = f"{r['floor_pct']:.0f} %" if "floor_pct" in r else "?"
+        if r.get("floor_temp"):
+            floor += f" (a temporary of {r['floor_node']})"
         g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
         out.append(f"| {r['model']} | {r['blocks']}/{r['classes']} | {mib(r['plain'])} ({mib(r['keep_all'])}) | "
                    f"{r['keep_ratio']:.3f} | {fits('rockmate')} | {fits('rotor') if 'rotor' in algos else '—'} | "
@@ -191,10 +194,16 @@ def main():
     ap.add_argument("--fractions", default="75,50,30")
     ap.add_argument("--algos", default="rockmate,rotor,sqrt")
     ap.add_argument("--checkmate", action="store_true", help="also whole-graph Checkmate at 50 %%")
+    ap.add_argument("--from-json", action="store_true", help="only rewrite zoo.md and zoo.svg from OUT/zoo.json")
     a = ap.parse_args()
     a.fractions = [int(f) for f in a.fractions.split(",")]
     a.algos = a.algos.split(",")
     os.makedirs(a.out, exist_ok=True)
+    if a.from_json:
+        with open(os.path.join(a.out, "zoo.json")) as f:
+            rows = json.load(f)
+        write_outputs(a, rows)
+        return
     names = a.models.split(",") if a.models else models_list()
     z = Zoo(a)
     rows = []
@@ -210,6 +219,10 @@ def main():
         with open(os.path.join(a.out, "zoo.json.tmp"), "w") as f:
             json.dump(rows, f, indent=1)
         os.replace(os.path.join(a.out, "zoo.json.tmp"), os.path.join(a.out, "zoo.json"))
+    write_outputs(a, rows)
+
+
+def write_outputs(a, rows):
     md = table(rows, a.fractions, a.algos)
     with open(os.path.join(a.out, "zoo.md.tmp"), "w") as f:
         f.write(md)

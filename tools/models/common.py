@@ -318,6 +318,16 @@ def export(model, inputs, args, name, config):
                                  for w in caught))
     for w in tracer_warnings:
         log("tracer warning: " + w)
+    # What torch.jit.trace silently fixes: a Python bool/int/float/index taken
+    # from a tensor (an `if` on data, a data-dependent shape or loop count) is
+    # recorded as the constant the example inputs gave; the saved model then
+    # always takes that branch, whatever its inputs.
+    fixed = [w for w in tracer_warnings if "TracerWarning" in w and
+             any(k in w for k in ("Python boolean", "Python integer", "Python float", "Python index",
+                                  "Iterating over a tensor", "Python value"))]
+    for w in fixed:
+        log("WARNING: the trace fixed a data-dependent value as a constant (the saved model always does what "
+            "the example inputs did): " + w)
     bad = control_flow_nodes(inlined_graph(traced))
     if bad:
         die("traced graph of %s still has control flow: %s" % (name, "; ".join(bad)), 1)
@@ -344,6 +354,7 @@ def export(model, inputs, args, name, config):
         "save_seconds": round(save_s, 4),
         "file_bytes": os.path.getsize(tmp),
         "tracer_warnings": tracer_warnings,
+        "data_dependent_fixed": fixed,
         "torch": str(torch.__version__),
         "train_mode": True,
     }

@@ -120,8 +120,10 @@ int rk_cmd_optimize(int argc, char **argv) {
     rk_solve_result sr;
     if (s == RK_OK) s = rk_solver_solve(sv, budget, &sc, &sr, &err);
     solve_progress_end(pg);
-    if (s == RK_EINFEASIBLE && co.json)
-        solve_cli_json_infeasible(stdout, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0);
+    if (s == RK_EINFEASIBLE) {
+        code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0);
+        goto done;
+    }
     if (s != RK_OK) {
         code = cli_report(cmd, s, &err);
         goto done;

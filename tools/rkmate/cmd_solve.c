@@ -101,8 +101,7 @@ int rk_cmd_solve(int argc, char **argv) {
     double solve_time = omp_get_wtime() - t0;
     solve_progress_end(pg);
     if (st == RK_EINFEASIBLE) {
-        if (json) solve_cli_json_infeasible(stdout, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time);
-        rc = cli_report(cmd, st, &err);
+        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time);
         goto done;
     }
     if (st) {

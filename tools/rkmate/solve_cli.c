@@ -235,17 +235,111 @@ void solve_cli_json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
-void solve_cli_json_infeasible(FILE *f, const char *algo, int64_t budget, const rk_chain *ch, rk_solver *sv,
-                               double solve_time_s) {
+static int fits(rk_solver *sv, int64_t b) {
+    rk_schedule s;
+    rk_schedule_init(&s);
+    rk_solve_result r;
+    rk_error e;
+    rk_status st = rk_solver_solve(sv, b, &s, &r, &e);
+    rk_schedule_free(&s);
+    return st == RK_OK ? 1 : st == RK_EINFEASIBLE ? 0 : -1;
+}
+
+/* The node that sets the proven floor: the compute node whose real uses,
+ * outputs and overhead (temporaries) are largest when it runs (the lower
+ * bound rk_solver_min_budget_bound takes). */
+typedef struct {
+    int block;
+    const char *node;
+    int64_t need, overhead;
+    int bwd;
+} floor_node;
+
+static floor_node find_floor(const rk_chain *ch) {
+    floor_node f = {-1, NULL, -1, 0, 0};
+    for (int k = 0; k < ch->n_blocks; k++) {
+        const rk_graph *g = &ch->classes[ch->blocks[k].cls];
+        for (int c = 0; c < g->n_c; c++) {
+            const rk_cnode *n = &g->c[c];
+            if (n->kind == RK_C_LOSS && k != ch->n_blocks - 1) continue;
+            int64_t m = n->overhead > 0 ? n->overhead : 0;
+            for (int q = 0; q < n->n_uses; q++) /* data used twice counts once: fine for naming the node */
+                if (n->uses[q].kind != RK_EDGE_FAKE) m += g->d[n->uses[q].data].size;
+            for (int q = 0; q < n->n_outs; q++) m += g->d[n->outs[q]].size;
+            if (m > f.need) {
+                f.block = k;
+                f.node = n->name;
+                f.need = m;
+                f.overhead = n->overhead > 0 ? n->overhead : 0;
+                f.bwd = n->kind == RK_C_BWD;
+            }
+        }
+    }
+    return f;
+}
+
+int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
+                         rk_solver *sv, double solve_time_s) {
     int64_t minb = -1, lb = -1;
+    int exact = 0;
     rk_error e2;
     if (!sv || rk_solver_min_budget(sv, &minb, &e2)) minb = -1;
     if (!sv || rk_solver_min_budget_bound(sv, &lb, &e2)) lb = -1;
-    /* min_budget: the smallest budget with a known schedule; min_budget_lower_bound:
-     * proven, no schedule fits below it; plain_peak: the plain step's (0: unknown) */
-    fprintf(f, "{\"algo\": \"%s\", \"budget\": %lld, \"feasible\": false, \"min_budget\": %lld, "
-               "\"min_budget_lower_bound\": %lld, \"plain_peak\": %lld, ",
-            algo, (long long)budget, (long long)minb, (long long)lb, (long long)ch->plain_peak);
-    solve_cli_json_num(f, "baseline_time", rk_chain_baseline_time(ch));
-    fprintf(f, "\"solve_time_s\": %.17g}\n", solve_time_s);
+    if (sv && minb > 0 && strcmp(algo, "checkmate") != 0 && fits(sv, minb) == 1) {
+        /* invariant: lo does not fit, hi fits */
+        int64_t lo = budget > lb - 1 ? budget : lb - 1, hi = minb;
+        if (lo >= hi) lo = hi - 1;
+        int ok = 1;
+        while (hi - lo > 1 && ok) {
+            int64_t mid = lo + (hi - lo) / 2;
+            int f = fits(sv, mid);
+            if (f < 0) ok = 0;
+            else if (f) hi = mid;
+            else lo = mid;
+        }
+        if (ok) {
+            minb = hi;
+            exact = 1;
+        }
+    }
+    char b1[32], b2[32];
+    if (minb > 0)
+        fprintf(stderr, "rkmate %s: no %s schedule fits in %lld bytes (%s); the smallest budget that works is %lld "
+                        "bytes (%s)%s\n",
+                cmd, algo, (long long)budget, rk_format_bytes(budget, b1, sizeof b1), (long long)minb,
+                rk_format_bytes(minb, b2, sizeof b2), exact ? ", one byte less does not" : "");
+    else
+        fprintf(stderr, "rkmate %s: no %s schedule fits in %lld bytes (%s)\n", cmd, algo, (long long)budget,
+                rk_format_bytes(budget, b1, sizeof b1));
+    if (ch->plain_peak > 0 && minb > 0)
+        fprintf(stderr, "rkmate %s: that is %.1f %% of the plain step's activation peak (%lld bytes)\n", cmd,
+                100.0 * (double)minb / (double)ch->plain_peak, (long long)ch->plain_peak);
+    floor_node fl = find_floor(ch);
+    int temp_floor = fl.node && fl.overhead * 2 > fl.need; /* the node's own temporaries dominate */
+    if (fl.node)
+        fprintf(stderr, "rkmate %s: no schedule fits in less than %lld bytes: node %s of block %d (%s) needs %lld "
+                        "bytes when it runs%s\n",
+                cmd, (long long)fl.need, fl.node, fl.block, ch->blocks[fl.block].name, (long long)fl.need,
+                temp_floor ? (fl.bwd ? ", most of it a temporary of its backward (e.g. a weight gradient), which "
+                                       "recomputation cannot remove"
+                                     : ", most of it a temporary of the op, which recomputation cannot remove")
+                           : "");
+    if (json) {
+        /* min_budget: the smallest budget that works (min_budget_exact: one byte
+         * less does not); min_budget_lower_bound: proven, no schedule fits below
+         * it; plain_peak: the plain step's (0: unknown) */
+        printf("{\"algo\": \"%s\", \"budget\": %lld, \"feasible\": false, \"min_budget\": %lld, "
+               "\"min_budget_exact\": %s, \"min_budget_lower_bound\": %lld, \"plain_peak\": %lld, ",
+               algo, (long long)budget, (long long)minb, exact ? "true" : "false", (long long)lb,
+               (long long)ch->plain_peak);
+        if (fl.node) {
+            printf("\"floor_block\": %d, \"floor_node\": ", fl.block);
+            solve_cli_json_str(stdout, fl.node);
+            printf(", \"floor_bytes\": %lld, \"floor_temporary\": %lld, ", (long long)fl.need,
+                   (long long)fl.overhead);
+        }
+        solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
+        printf("\"solve_time_s\": %.17g}\n", solve_time_s);
+    }
+    return CLI_INFEASIBLE;
 }

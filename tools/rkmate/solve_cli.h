@@ -54,9 +54,16 @@ solve_progress *solve_progress_start(const char *cmd, int on, const solve_cli *s
 /* Clears the line; prints "CMD: K ILPs in T s" when any were solved. */
 void solve_progress_end(solve_progress *p);
 
-/* The JSON object of a solve where no schedule fits (exit 3). */
-void solve_cli_json_infeasible(FILE *f, const char *algo, int64_t budget, const rk_chain *ch, rk_solver *sv,
-                               double solve_time_s);
+/* After an infeasible solve: the smallest budget that works, exact to the
+ * byte (a budget where the solver succeeds and one byte less where it does
+ * not), by bisection between the proven lower bound and the solver's
+ * min_budget (which rounds to the DP's memory slots); -1 if unknown.  For
+ * checkmate (one ILP per try) the solver's min_budget as it is; *exact
+ * says which.  Then prints "CMD: no ALGO schedule fits in B bytes; the
+ * smallest budget that works is N bytes" on stderr (and the JSON object
+ * with json) and returns CLI_INFEASIBLE. */
+int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
+                         rk_solver *sv, double solve_time_s);
 void solve_cli_json_num(FILE *f, const char *key, double v);
 void solve_cli_json_str(FILE *f, const char *s);
 
