@@ -97,11 +97,14 @@ static Group group_of(Node *n, const std::vector<const Value *> &outs, const std
     G.main = n;
     G.outs = outs;
     G.data = outs[0];
-    for (const at::Tensor &t : vals) {
+    for (size_t k = 0; k < vals.size(); k++) {
+        const at::Tensor &t = vals[k];
         G.rg = G.rg || t.requires_grad();
         G.out_rg.push_back(t.requires_grad());
         G.bytes += t.numel() * t.element_size();
-        if (t.requires_grad()) G.grad_bytes += t.numel() * t.element_size();
+        // an output nothing reads (LSTM's h and c in an LM) never gets a gradient
+        bool read = vals.size() == 1 || !outs[k]->uses().empty();
+        if (t.requires_grad() && read) G.grad_bytes += t.numel() * t.element_size();
     }
     G.sizes = vals[0].sizes().vec();
     G.dtype = vals[0].scalar_type();

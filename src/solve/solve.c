@@ -25,6 +25,7 @@ struct rk_solver {
     rk_checkmate_grid **grids;
     double box_start; /* rk_checkmate_clock() at rk_solver_new */
     int n_solved;     /* rk_solver_solve calls so far */
+    int64_t free_asap_peak;  /* 0: not computed yet */
 };
 
 static const char *algo_names[] = {"rockmate", "rotor", "sqrt", "none", "recompute-all", "checkmate"};
@@ -293,7 +294,45 @@ const rk_solver_info *rk_solver_get_info(const rk_solver *s) { return &s->info; 
 static const rk_dp_algo cm_seed_algos[] = {RK_DP_ROCKMATE, RK_DP_SQRT, RK_DP_RECOMPUTE_ALL, RK_DP_KEEP_ALL};
 #define N_CM_SEED_ALGOS ((int)(sizeof cm_seed_algos / sizeof cm_seed_algos[0]))
 
+/* The schedule without recomputation that holds what autograd holds
+ * (free-asap: each data freed after its last real use, across blocks) and
+ * its simulated peak, computed once per solver. */
+static rk_status free_asap_peak(rk_solver *s, int64_t *peak, rk_error *err) {
+    if (s->free_asap_peak <= 0) {
+        rk_schedule fa;
+        rk_status r = rk_schedule_free_asap(s->ch, &fa, err);
+        if (r) return r;
+        rk_sim_result sr;
+        r = rk_simulate(s->ch, &fa, &sr, err);
+        rk_schedule_free(&fa);
+        if (r) return r;
+        s->free_asap_peak = sr.peak;
+    }
+    *peak = s->free_asap_peak;
+    return RK_OK;
+}
+
+/* keep-all (none), rockmate and rotor take the free-asap schedule whenever it
+ * fits: it runs every node once (the least time) and holds no more than
+ * PyTorch's own step, where the DP's keep-everything plan keeps each block's
+ * input until its backward. */
+static int uses_free_asap(rk_solve_algo a) {
+    return a == RK_SOLVE_NONE || a == RK_SOLVE_ROCKMATE || a == RK_SOLVE_ROTOR;
+}
+
 rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err) {
+    if (uses_free_asap(s->p.algo)) {
+        int64_t fa;
+        rk_status r = free_asap_peak(s, &fa, err);
+        if (r) return r;
+        if (s->p.algo == RK_SOLVE_NONE) {
+            *out = fa;
+            return RK_OK;
+        }
+        if ((r = rk_dp_algo_min_budget(&s->costs, dp_algo_of(s->p.algo), &s->p.dp, out, err))) return r;
+        if (fa < *out) *out = fa;
+        return RK_OK;
+    }
     if (s->p.algo == RK_SOLVE_CHECKMATE) {
         /* the smallest peak of a schedule rkmate knows: free-asap, the DP
          * schedules that seed the MILP, the greedy rematerialization, and
@@ -451,7 +490,18 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
             return rk_fail(err, RK_EINFEASIBLE, "%s", msg);
         }
         if (r) return r;
+    } else if (uses_free_asap(s->p.algo) && (r = free_asap_peak(s, &res->predicted_peak, err)) == RK_OK &&
+               (res->predicted_peak <= budget || s->p.algo == RK_SOLVE_NONE)) {
+        if (res->predicted_peak > budget) {
+            char b1[32], b2[32];
+            return rk_fail(err, RK_EINFEASIBLE,
+                           "no none schedule fits in %lld bytes (%s); the smallest budget that works is %lld bytes (%s)",
+                           (long long)budget, rk_format_bytes(budget, b1, sizeof b1), (long long)res->predicted_peak,
+                           rk_format_bytes(res->predicted_peak, b2, sizeof b2));
+        }
+        if ((r = rk_schedule_free_asap(s->ch, sched, err))) return r;
     } else {
+        if (r) return r;
         if (s->grids) {
             double t1 = omp_get_wtime();
             r = refine_grids(s, budget, err);

@@ -88,9 +88,16 @@ class Zoo:
                 row["solves"][f"{algo}@{f}"] = {
                     "fits": s is not None, "budget": b, "wall_s": raw["wall_s"],
                     "overhead": (s["predicted_time"] / base_t - 1) * 100 if s else None,
-                    "min_budget": raw.get("min_budget")}
-        # the smallest budget rockmate reaches (what solve reports below its floor)
-        _, raw = self.solve(chain, "rockmate", 1, chain + ".floor.rks")
+                    "min_budget": raw.get("min_budget"), "raw": None if s else raw}
+        # the smallest budget rockmate reaches (exact: what solve reports below
+        # its floor; from the lowest infeasible fraction, else a solve at 1 byte)
+        low = [v for k, v in row["solves"].items() if k.startswith("rockmate@") and not v["fits"]]
+        raw = {"min_budget": low[0]["min_budget"], "floor_node": None} if low else None
+        for k, v in sorted(row["solves"].items()):
+            if k.startswith("rockmate@") and not v["fits"] and v.get("raw"):
+                raw = v["raw"]
+        if raw is None or not raw.get("min_budget"):
+            _, raw = self.solve(chain, "rockmate", 1, chain + ".floor.rks")
         if raw.get("min_budget"):
             row["floor"] = raw["min_budget"]
             row["floor_pct"] = raw["min_budget"] / P * 100
