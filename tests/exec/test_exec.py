@@ -182,13 +182,13 @@ class TestGPT2(ExecBase):
         self.assertTrue(json.loads(p.stdout)["grads_equal"])
 
     def test_optimize(self):
-        p = run("optimize", self.m1, *self.i1, "--budget", "60%", "--algo", "rotor", "--check", "--json",
+        p = run("optimize", self.m1, *self.i1, "--budget", "70%", "--algo", "rotor", "--check", "--json",
                 "--runs", "1", "--iters", "1", check=0)
         r = json.loads(p.stdout)
         self.assertTrue(r["grads_equal"])
         self.assertLessEqual(r["measured_peak"], r["budget"] * (1 + SLACK))
-        # 60 % of the plain step's activation peak (measured when tracing, and again by run)
-        self.assertLessEqual(abs(r["budget"] - 0.6 * r["baseline_peak"]), 0.01 * r["baseline_peak"])
+        # 70 % of the plain step's activation peak (measured when tracing, and again by run)
+        self.assertLessEqual(abs(r["budget"] - 0.7 * r["baseline_peak"]), 0.01 * r["baseline_peak"])
 
     def test_optimize_solve_options_and_json_when_nothing_fits(self):
         p = run("optimize", self.m1, *self.i1, "--budget", "1%", "--grid", "3x3", "--time-limit", "1",

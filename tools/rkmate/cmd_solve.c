@@ -101,7 +101,7 @@ int rk_cmd_solve(int argc, char **argv) {
     double solve_time = omp_get_wtime() - t0;
     solve_progress_end(pg);
     if (st == RK_EINFEASIBLE) {
-        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time);
+        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err);
         goto done;
     }
     if (st) {

@@ -279,7 +279,7 @@ static floor_node find_floor(const rk_chain *ch) {
 }
 
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s) {
+                         rk_solver *sv, double solve_time_s, const rk_error *err) {
     int64_t minb = -1, lb = -1;
     int exact = 0;
     rk_error e2;
@@ -303,7 +303,9 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         }
     }
     char b1[32], b2[32];
-    if (minb > 0)
+    if (!exact && err && err->msg[0]) /* the solver's own words (checkmate: known schedules, proven bound) */
+        fprintf(stderr, "rkmate %s: %s\n", cmd, err->msg);
+    else if (minb > 0)
         fprintf(stderr, "rkmate %s: no %s schedule fits in %lld bytes (%s); the smallest budget that works is %lld "
                         "bytes (%s)%s\n",
                 cmd, algo, (long long)budget, rk_format_bytes(budget, b1, sizeof b1), (long long)minb,

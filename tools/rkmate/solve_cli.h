@@ -58,12 +58,12 @@ void solve_progress_end(solve_progress *p);
  * byte (a budget where the solver succeeds and one byte less where it does
  * not), by bisection between the proven lower bound and the solver's
  * min_budget (which rounds to the DP's memory slots); -1 if unknown.  For
- * checkmate (one ILP per try) the solver's min_budget as it is; *exact
- * says which.  Then prints "CMD: no ALGO schedule fits in B bytes; the
+ * checkmate (one ILP per try) the solver's min_budget as it is (and its
+ * message, err).  Then prints "CMD: no ALGO schedule fits in B bytes; the
  * smallest budget that works is N bytes" on stderr (and the JSON object
  * with json) and returns CLI_INFEASIBLE. */
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s);
+                         rk_solver *sv, double solve_time_s, const rk_error *err);
 void solve_cli_json_num(FILE *f, const char *key, double v);
 void solve_cli_json_str(FILE *f, const char *s);
 
