@@ -56,20 +56,9 @@ int rk_cmd_run(int argc, char **argv) {
     rk_chain ch;
     rk_status s = rk_chain_read(chain_path, &ch, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
-    /* No --input: take the inputs, input file and seed the chain was traced with
-     * (its "model" text is "MODEL.pt --input SPEC ... [--input-file F] --seed N"). */
+    /* No --input: the inputs, input file and seed the chain was traced with */
     char *model_text = NULL;
-    if (co.ex.n_inputs == 0 && !co.ex.input_file && ch.model) {
-        model_text = strdup(ch.model);
-        char *save = NULL, *tok = model_text ? strtok_r(model_text, " ", &save) : NULL;
-        while (tok && (tok = strtok_r(NULL, " ", &save))) {
-            char *val = strtok_r(NULL, " ", &save);
-            if (!val) break;
-            if (!strcmp(tok, "--input") && co.ex.n_inputs < RK_EXEC_MAX_INPUTS) co.ex.inputs[co.ex.n_inputs++] = val;
-            else if (!strcmp(tok, "--input-file") && !co.ex.input_file) co.ex.input_file = val;
-            else if (!strcmp(tok, "--seed")) co.ex.seed = strtoull(val, NULL, 10);
-        }
-    }
+    if (co.ex.n_inputs == 0 && !co.ex.input_file) model_text = torch_inputs_from_chain(&ch, &co.ex, 0);
     if (co.ex.n_inputs == 0 && !co.ex.input_file) {
         free(model_text);
         rk_chain_free(&ch);

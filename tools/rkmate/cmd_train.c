@@ -148,23 +148,12 @@ int rk_cmd_train(int argc, char **argv) {
     rk_chain ch;
     rk_status s = rk_chain_read(chain_path, &ch, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
-    /* No --input: the inputs, input file and seed the chain was traced with
-     * (its "model" text is "MODEL.pt --input SPEC ... [--input-file F] --seed N"). */
+    /* No --input: the inputs, input file and seed (unless given) the chain was traced with */
     char *model_text = NULL;
     int seed_given = 0;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--seed") || !strncmp(argv[i], "--seed=", 7)) seed_given = 1;
-    if (co.ex.n_inputs == 0 && !co.ex.input_file && ch.model) {
-        model_text = strdup(ch.model);
-        char *sv = NULL, *tok = model_text ? strtok_r(model_text, " ", &sv) : NULL;
-        while (tok && (tok = strtok_r(NULL, " ", &sv))) {
-            char *val = strtok_r(NULL, " ", &sv);
-            if (!val) break;
-            if (!strcmp(tok, "--input") && co.ex.n_inputs < RK_EXEC_MAX_INPUTS) co.ex.inputs[co.ex.n_inputs++] = val;
-            else if (!strcmp(tok, "--input-file") && !co.ex.input_file) co.ex.input_file = val;
-            else if (!strcmp(tok, "--seed") && !seed_given) co.ex.seed = strtoull(val, NULL, 10);
-        }
-    }
+    if (co.ex.n_inputs == 0 && !co.ex.input_file) model_text = torch_inputs_from_chain(&ch, &co.ex, seed_given);
     int code = CLI_OK;
     rk_schedule sc;
     rk_schedule_init(&sc);

@@ -88,3 +88,17 @@ int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options
     }
     return -1;
 }
+
+char *torch_inputs_from_chain(const rk_chain *ch, rk_exec_options *ex, int keep_seed) {
+    if (!ch->model) return NULL;
+    char *text = strdup(ch->model);
+    char *save = NULL, *tok = text ? strtok_r(text, " ", &save) : NULL;
+    while (tok && (tok = strtok_r(NULL, " ", &save))) {
+        char *val = strtok_r(NULL, " ", &save);
+        if (!val) break;
+        if (!strcmp(tok, "--input") && ex->n_inputs < RK_EXEC_MAX_INPUTS) ex->inputs[ex->n_inputs++] = val;
+        else if (!strcmp(tok, "--input-file") && !ex->input_file) ex->input_file = val;
+        else if (!strcmp(tok, "--seed") && !keep_seed) ex->seed = strtoull(val, NULL, 10);
+    }
+    return text;
+}

@@ -35,6 +35,12 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
  * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
 int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro);
 
+/* The inputs, input file and seed a chain was traced with, from its "model"
+ * text ("MODEL.pt --input SPEC ... [--input-file F] --seed N"), into ex (the
+ * seed only when keep_seed is 0).  Returns the copy of the text that ex's
+ * strings point into (free it once ex is no longer used), or NULL. */
+char *torch_inputs_from_chain(const rk_chain *ch, rk_exec_options *ex, int keep_seed);
+
 /* Print a run's report (text or one JSON object) on stdout. */
 void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_run_result *r, int json);
 
