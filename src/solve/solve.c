@@ -337,14 +337,9 @@ rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err) {
         /* the smallest peak of a schedule rkmate knows: free-asap, the DP
          * schedules that seed the MILP, the greedy rematerialization, and
          * the schedules returned at earlier budgets */
-        rk_schedule fa;
-        rk_status r = rk_schedule_free_asap(s->ch, &fa, err);
+        int64_t best;
+        rk_status r = free_asap_peak(s, &best, err);
         if (r) return r;
-        rk_sim_result sr;
-        r = rk_simulate(s->ch, &fa, &sr, err);
-        rk_schedule_free(&fa);
-        if (r) return r;
-        int64_t best = sr.peak;
         for (int a = 0; a < N_CM_SEED_ALGOS; a++) {
             int64_t mb;
             rk_error e2;
@@ -355,6 +350,7 @@ rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err) {
             rk_schedule g;
             rk_schedule_init(&g);
             rk_error e2;
+            rk_sim_result sr;
             s->greedy_min_peak = -1;
             if (rk_checkmate_chain_greedy(s->ch, 0, &g, &e2) == RK_OK && rk_simulate(s->ch, &g, &sr, &e2) == RK_OK)
                 s->greedy_min_peak = sr.peak;
