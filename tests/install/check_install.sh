@@ -173,4 +173,37 @@ if [ $symbols = 1 ]; then
     echo "symbols: librkmate.so exports $(wc -l <"$tmp/exported.txt") names, each rk_ and declared in an installed" \
         "header; the $(wc -l <"$tmp/core.txt") functions its headers declare are all there"
 fi
+# ------------------------------------- librkmate_exec (builds with torch only)
+if [ -f "$incdir/rk_exec.h" ]; then
+    [ -n "$(find "$dest" -name rkmate_exec.pc -print -quit)" ] || fail "rk_exec.h installed but no rkmate_exec.pc"
+    # A consumer of rk_exec.h linked with `pkg-config --cflags --libs rkmate_exec` only:
+    # it loads (libtorch found through the library), and a model file that is not
+    # there is refused with a message naming it.
+    cat >"$tmp/exec_user.c" <<'C'
+#include <stdio.h>
+#include <string.h>
+#include "rk_exec.h"
+int main(int argc, char **argv) {
+    (void)argc;
+    rk_exec_options o;
+    memset(&o, 0, sizeof o);
+    o.model_path = argv[1];
+    o.n_inputs = 1;
+    o.inputs[0] = "2x3:float32";
+    rk_chain ch;
+    memset(&ch, 0, sizeof ch);
+    rk_error err = {0};
+    rk_status st = rk_exec_trace(&o, &ch, NULL, &err);
+    printf("cuda %d\nstatus %d\n%s\n", rk_exec_cuda_available(), (int)st, err.msg);
+    return st == RK_OK;
+}
+C
+    # shellcheck disable=SC2046
+    $CC -std=c11 -Wall -Wextra -Werror "$tmp/exec_user.c" $(pkg-config --cflags --libs rkmate_exec) \
+        -o "$tmp/exec_user" 2>"$tmp/err" || { cat "$tmp/err" >&2; fail "a rk_exec.h program: link with pkg-config rkmate_exec"; }
+    run "$tmp/exec_user" "$tmp/no_such_model.pt" >"$tmp/exec.out" 2>"$tmp/err" ||
+        { cat "$tmp/exec.out" "$tmp/err" >&2; fail "the rk_exec.h program did not run or accepted a missing model"; }
+    grep -q "no_such_model.pt" "$tmp/exec.out" || { cat "$tmp/exec.out" >&2; fail "rk_exec_trace: no message naming the missing model"; }
+    echo "librkmate_exec: rkmate_exec.pc links a consumer; a missing model: $(tail -n 1 "$tmp/exec.out")"
+fi
 echo "check_install: OK"
