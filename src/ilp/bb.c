@@ -182,6 +182,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
                 return BB_PRUNED;
             }
         bb_debug_domain(c, dbg_in, c->llb, c->lub, "node propagation");
+        int cf_tight = 0;
+        if (bb_conflict_propagate(c, c->llb, c->lub, &cf_tight) ||
+            (cf_tight && bb_propagate(c, c->llb, c->lub, -1))) {
+            bb_debug_prune(c, dbg_in, "conflict propagation", INFINITY);
+            return BB_PRUNED;
+        }
         bb_apply_bounds(c, c->llb, c->lub);
         rk_lp_status st = bb_solve_lp(c, 0, 1);
         if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
@@ -191,10 +197,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         }
         if (st == RK_LP_INFEASIBLE) {
             bb_debug_prune(c, dbg_in, "node LP (infeasible)", INFINITY);
+            bb_conflict_learn_lp(c);
             return BB_PRUNED;
         }
         if (st == RK_LP_CUTOFF) {
             bb_debug_prune(c, dbg_in, "node LP (objective cutoff)", bb_cutoff(c));
+            bb_conflict_learn_cutoff(c);
             bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
             return BB_PRUNED;
         }
@@ -360,6 +368,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
 /* ------------------------------------------------------------ set-up */
 
 static void bb_ctx_free(bb_ctx *c) {
+    bb_conflict_free(c);
     free(c->row_start);
     free(c->rr_order);
     free(c->row_idx);
@@ -966,6 +975,12 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             goto debug_failed;
         }
         bb_fill_result(&c, res, st, bound);
+        if (p->verbose && c.cf) {
+            long cl, cp, ct;
+            int cr;
+            bb_conflict_stats(&c, &cl, &cp, &ct, &cr);
+            rk_log_printf(&p->log, RK_LOG_INFO, "milp: conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened", cl, cr, cp, ct);
+        }
         if (p->verbose && c.unresolved)
             rk_log_printf(&p->log, RK_LOG_WARNING, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check",
                     c.unresolved);

@@ -61,6 +61,8 @@ static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, con
     c->it_sb += spx_iterations(c->lps) - it0;
     int inf = 0;
     *exact = 0;
+    if (st == RK_LP_INFEASIBLE) bb_conflict_learn_lp(c); /* a dual proof for the pool */
+    if (st == RK_LP_CUTOFF) bb_conflict_learn_cutoff(c);
     if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) inf = 1;
     else if (st == RK_LP_OPTIMAL || st == RK_LP_ITER_LIMIT) {
         double z = c->sense * spx_objective(c->lps);

@@ -6,8 +6,8 @@
  * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
  * bb_probe.c (root probing), bb_branch.c (pseudocost / reliability
  * branching), bb_heur.c (incumbent checks, rounding, diving, RINS and RENS),
- * bb_cuts.c and bb_cover.c (cutting planes at the root), bb_debug.c (the
- * debug-solution checks).  Calls go downward only: bb.c calls the others,
+ * bb_cuts.c and bb_cover.c (cutting planes at the root), bb_conflict.c
+ * (conflict analysis), bb_debug.c (the debug-solution checks).  Calls go downward only: bb.c calls the others,
  * which call bb_lp.c (and bb_debug.c, bb_prop.c, bb_queue.c); the sub-MIPs of
  * RINS and RENS go back to the search through bb_ctx.solve_sub_mip.
  *
@@ -49,6 +49,8 @@ typedef struct {
     int size, cap;
     double floor;         /* a known lower bound (-inf: none): bounds below it tie */
 } bb_queue;
+
+typedef struct bb_conflict_pool bb_conflict_pool;
 
 typedef struct bb_ctx {
     const rk_lp *lp;
@@ -121,6 +123,7 @@ typedef struct bb_ctx {
     int *rr_order;        /* their column order (bb_heur.c; NULL until first used) */
     int prop_continuous;  /* propagation also tightens continuous columns (heuristics only) */
     rk_status (*solve_sub_mip)(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
+    struct bb_conflict_pool *cf; /* learned conflict rows (bb_conflict.c; NULL: none yet) */
 } bb_ctx;
 
 /* the LP relaxation and the clock (bb_lp.c) */
@@ -273,6 +276,23 @@ int bb_debug_plant_column(const bb_ctx *c, const double *lb);
 rk_status bb_debug_presolve(const rk_lp *lp, const double *x, const rk_lp *agg, const int *map,
                             const rk_lp *const *stages, const char *const *names, int n_stages, double **out,
                             rk_error *err);
+
+/* conflict analysis (bb_conflict.c): a pool of rows a x <= rhs valid for
+ * every solution.  bb_conflict_learn_lp: after a node LP (bounds slb/sub)
+ * ended infeasible, learn the dual proof of its Farkas ray when it proves
+ * the node infeasible; returns 1 when a row was added.  bb_conflict_add:
+ * add one row (checked by the debug mode; source names it); returns 1 when
+ * added.  bb_conflict_propagate: propagate the pool's rows on lb/ub
+ * (integer columns tightened, *tightened counts them); returns 1 when a row
+ * cannot be satisfied (the node is infeasible). */
+int bb_conflict_learn_lp(bb_ctx *c);
+/* the same after a node LP was stopped by the cutoff (its dual proof with
+ * the objective row) */
+int bb_conflict_learn_cutoff(bb_ctx *c);
+int bb_conflict_add(bb_ctx *c, const int *idx, const double *val, int len, double rhs, const char *source);
+int bb_conflict_propagate(bb_ctx *c, double *lb, double *ub, int *tightened);
+void bb_conflict_stats(const bb_ctx *c, long *learned, long *pruned, long *tightened, int *rows);
+void bb_conflict_free(bb_ctx *c);
 
 /* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */
 int bb_root_cuts(bb_ctx *c);

@@ -131,7 +131,8 @@ typedef struct {
      * being worked on and its objective beats the incumbent's cutoff, every
      * step that removes part of that space is checked against it: each cut
      * (c-MIR, cover, GMI), each bound tightened (propagation, probing,
-     * reduced-cost fixing, strong branching), the aggregation and integer-row
+     * reduced-cost fixing, strong branching, conflict rows and their
+     * propagation), the aggregation and integer-row
      * strengthening presolve, each node pruned by bound or infeasibility,
      * each node LP value, and the end of the search.  The first step that
      * cuts it off stops the solve: RK_EFAIL, status RK_MILP_ERROR, and a
@@ -139,8 +140,10 @@ typedef struct {
     const double *debug_solution;
     /* For the solver's own tests of that mode: 1 plants a wrong cut (x_j <=
      * its debug value - 1) in the first root cut round, 2 a wrong bound
-     * change in the root propagation; the mode must catch either.  0 (the
-     * default) in any real use. */
+     * change in the root propagation, 3 a wrong conflict row (x_j <= its
+     * debug value - 1) where the first conflict is learned, 4 the same row
+     * checked only by the propagation of the conflict pool; the mode must
+     * catch each.  0 (the default) in any real use. */
     int debug_fault;
 } rk_milp_params;
 

@@ -78,6 +78,8 @@ struct spx {
     int verbose;
     const rk_log *log;
     rk_lp_status last;
+    double *ray;              /* m: the row of B^-1 that proved the last solve infeasible (spx_farkas) */
+    int ray_m, ray_ok;
 };
 
 /* ----------------------------------------------------------- utilities */
@@ -375,6 +377,19 @@ static void basis_change(spx *s, int r, int q, int leave_status, const int *list
     if (rc != 0) s->need_refactor = 1;
 }
 
+/* Keep the row rho of B^-1 whose basic variable cannot reach its bound: its
+ * combination of the rows is the Farkas proof read by spx_farkas_row. */
+static void save_ray(spx *s, const double *rho) {
+    if (s->ray_m < s->m) {
+        double *r = realloc(s->ray, (size_t)s->m * sizeof *r);
+        if (!r) return;
+        s->ray = r;
+        s->ray_m = s->m;
+    }
+    memcpy(s->ray, rho, (size_t)s->m * sizeof *rho);
+    s->ray_ok = 1;
+}
+
 static int dual_loop(spx *s, double cutoff, int allow_perturb, int x_fresh0) {
     int m = s->m;
     int fresh = 0, x_fresh = x_fresh0, degenerate_run = 0;
@@ -509,6 +524,7 @@ static int dual_loop(spx *s, double cutoff, int allow_perturb, int x_fresh0) {
         }
         if (q < 0) {
             if (!fresh) { s->need_refactor = 1; continue; }
+            save_ray(s, rho);
             return LOOP_INFEASIBLE;
         }
         /* FTRAN entering column */
@@ -527,7 +543,7 @@ static int dual_loop(spx *s, double cutoff, int allow_perturb, int x_fresh0) {
         s->qlen = nonzero_list(alpha, m, s->qlist);
         double arq = alpha[r];
         if (fabs(arq - s->arow[q]) > 1e-7 * fmax(1.0, fabs(arq)) || fabs(arq) < 1e-11) {
-            if (tiny_pass) return LOOP_INFEASIBLE; /* the tiny pivot is noise */
+            if (tiny_pass) { save_ray(s, rho); return LOOP_INFEASIBLE; } /* the tiny pivot is noise */
             if (!fresh) { s->need_refactor = 1; continue; }
             if (fabs(arq) < 1e-11) return LOOP_ERROR;
         }
@@ -982,6 +998,7 @@ void spx_free(spx *s) {
     free(s->pinf); free(s->rlist); free(s->qlist);
     free(s->cand); free(s->alist); free(s->amark); free(s->bad_pos); free(s->bad_row);
     lu_free(s->lu);
+    free(s->ray);
     free(s);
 }
 
@@ -1033,6 +1050,7 @@ static rk_lp_status map_loop(int rc) {
 rk_lp_status spx_solve(spx *s, const spx_opts *o) {
     spx_opts def;
     if (!o) { spx_opts_default(&def); o = &def; }
+    s->ray_ok = 0;
     s->t0 = now_s();
     s->time_limit = o->time_limit;
     s->iter_limit_abs = o->iter_limit > 0 ? s->iters + o->iter_limit : 0;
@@ -1142,6 +1160,47 @@ void spx_get_row_activity(const spx *s, double *ax) {
 
 void spx_get_duals(const spx *s, double *y) {
     for (int i = 0; i < s->m; i++) y[i] = s->sense * s->y[i] * s->rs[i];
+}
+
+int spx_farkas_row(const spx *s, double *a, double *lo, double *hi) {
+    if (!s->ray_ok || s->last != RK_LP_INFEASIBLE) return -1;
+    /* rho (A' x' + s) = 0 with A'_ij = rs_i A_ij cs_j and s_i = -rs_i A_i x:
+     * the multiplier of row i (original units) is rho_i rs_i */
+    for (int j = 0; j < s->n; j++) a[j] = 0.0;
+    double l = 0.0, h = 0.0;
+    for (int i = 0; i < s->m; i++) {
+        double w = s->ray[i];
+        if (w == 0.0) continue;
+        for (long p = s->Ars[i]; p < s->Ars[i + 1]; p++) a[s->Arj[p]] += w * s->Arv[p];
+        /* row i's activity times rs_i lies in [-ub(s_i), -lb(s_i)] */
+        double rl = -s->ub[s->n + i], rh = -s->lb[s->n + i];
+        l += w > 0 ? w * rl : w * rh;
+        h += w > 0 ? w * rh : w * rl;
+    }
+    for (int j = 0; j < s->n; j++) a[j] /= s->cs[j];
+    *lo = isnan(l) ? -INFINITY : l;
+    *hi = isnan(h) ? INFINITY : h;
+    return 0;
+}
+
+int spx_cutoff_row(const spx *s, double *a, double *lo) {
+    if (s->last != RK_LP_CUTOFF || !s->lu_ok || s->need_refactor) return -1;
+    int m = s->m, n = s->n;
+    double *y = malloc((size_t)(m ? m : 1) * sizeof *y);
+    if (!y) return -1;
+    /* y = B^-T c_B with the true costs: c x = (c - y A) x + y (A x) */
+    for (int p = 0; p < m; p++) y[p] = s->head[p] < n ? s->c[s->head[p]] : 0.0;
+    lu_btran(s->lu, y);
+    double l = 0.0;
+    for (int i = 0; i < m; i++) {
+        if (y[i] == 0.0) continue;
+        /* rs_i A_i x lies in [-ub(s_i), -lb(s_i)] */
+        l += y[i] > 0 ? y[i] * -s->ub[n + i] : y[i] * -s->lb[n + i];
+    }
+    for (int j = 0; j < n; j++) a[j] = (s->c[j] - col_dot(s, j, y)) / s->cs[j];
+    free(y);
+    *lo = isnan(l) ? -INFINITY : l;
+    return 0;
 }
 
 rk_status spx_get_basis(const spx *s, spx_basis *b) {

@@ -77,6 +77,22 @@ void spx_get_row_activity(const spx *s, double *ax);  /* m values */
 /* Row duals y (original sense): d = c - A'y.  m values. */
 void spx_get_duals(const spx *s, double *y);
 
+/* After a solve that ended RK_LP_INFEASIBLE in the dual simplex: the
+ * combination of the rows (cuts included) that proves it, a x (n values,
+ * original units) with lo <= a x <= hi implied by the rows' sides (each
+ * -inf/+inf when a row used lacks that side).  Returns -1 when the last
+ * solve left no such proof.  Computed in floating point: the caller checks
+ * that a x stays outside [lo, hi] within the column bounds before using it. */
+int spx_farkas_row(const spx *s, double *a, double *lo, double *hi);
+
+/* After a solve that ended RK_LP_CUTOFF: with y the duals of the final
+ * basis, a = c - y'A (n values, original units, minimization form: negated
+ * for a maximize problem) and lo <= y'A x implied by the rows' sides (-inf
+ * when a row used lacks the side), so every x in the rows has objective
+ * (min form, without the constant) at least a x + lo.  -1 when unavailable.
+ * Floating point: the caller checks what it proves. */
+int spx_cutoff_row(const spx *s, double *a, double *lo);
+
 /* Basis status per column / row: 0 basic, 1 at lower, 2 at upper,
  * 3 free nonbasic (at zero).  A row's status refers to its activity
  * (1: at row lower bound, 2: at row upper bound). */
