@@ -267,6 +267,14 @@ static int bb_gmi_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         goto done;
     memset(abar, 0, (size_t)n * sizeof *abar);
     spx_get_row_activity(c->lps, act);
+    /* the nonbasic columns must sit at the global bounds the cuts are
+     * derived from (else the tableau row is not the point's) */
+    for (int j = 0; j < n; j++) {
+        int st = B.col[j];
+        if (st != 1 && st != 2) continue;
+        double bnd = st == 1 ? c->glb[j] : c->gub[j];
+        if (!(fabs(c->x[j] - bnd) <= 1e-9 * fmax(1.0, fabs(bnd)))) goto done;
+    }
     /* basis matrix: structural columns of [A; cuts], slack of row i = -e_i */
     long w = 0;
     bs[0] = 0;
@@ -1029,10 +1037,17 @@ int bb_root_cuts(bb_ctx *c) {
         if (k3 > 0) k1 += k3;
         int k = k1;
         {
+            /* GMI reads the tableau of the simplex's basis at the point
+             * c->x: both must be the root LP's optimum in the global bounds
+             * (the heuristics before the cuts leave the simplex elsewhere;
+             * a warm re-solve from an optimal basis costs no iteration) */
             c->mm = spx_num_rows(c->lps);
-            if (k1 > 0 && bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) bb_read_lp(c);
-            int k2 = bb_gmi_round(c, &P, per);
-            if (k2 > 0) k += k2;
+            bb_apply_bounds(c, c->glb, c->gub);
+            if (bb_solve_lp(c, 0, 0) == RK_LP_OPTIMAL) {
+                bb_read_lp(c);
+                int k2 = bb_gmi_round(c, &P, per);
+                if (k2 > 0) k += k2;
+            }
         }
         if (k <= 0) break;
         total += k;
