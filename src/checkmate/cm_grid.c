@@ -29,6 +29,7 @@ typedef struct {
     double obj, bound;
     int64_t peak, saved;  /* of the schedule (full replay peak) */
     int ilp;              /* an ILP was solved here */
+    long nodes, iters;    /* its B&B nodes and simplex iterations */
     rk_milp_pseudocosts pc; /* where the ILP's search ended (ilp only) */
     int cols, rows;
     double time_s;
@@ -204,6 +205,10 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     double t0 = cm_now();
     b->st = cm_solve(p, name, lp, &mp, &res, &b->err);
     b->time_s = cm_now() - t0;
+    if (!b->st) {
+        b->nodes = res.nodes;
+        b->iters = res.iterations;
+    }
     rk_lp_free(lp);
     rk_milp_pseudocosts_free(&pc);
     if (b->st) {
@@ -281,6 +286,7 @@ struct rk_checkmate_grid {
     double setup_s;          /* model, peak range (min-peak ILP) */
     double wall_s;           /* setup and every rk_checkmate_grid_solve */
     int n_skipped;           /* ILPs not started: past p.deadline */
+    long setup_nodes, setup_iters; /* of the min-peak ILP */
 };
 
 void rk_checkmate_grid_free(rk_checkmate_grid *gr) {
@@ -315,7 +321,8 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     rk_status r = rk_checkmate_model_build(g, &gr->m, err);
     if (r) goto fail;
     double *xmin = NULL;
-    r = cm_peak_range(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin, err);
+    r = cm_peak_range_work(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin, &gr->setup_nodes,
+                           &gr->setup_iters, err);
     if (r) goto fail;
     int64_t minp = gr->min_peak, maxp = gr->max_peak, out_size = g->d[g->output].size;
     budget *B = gr->B = calloc((size_t)P * (size_t)S + 1, sizeof *B);
@@ -407,6 +414,8 @@ void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *gr
 }
 
 void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline) { gr->p.deadline = deadline; }
+
+void rk_checkmate_grid_set_node_limit(rk_checkmate_grid *gr, long node_limit) { gr->p.node_limit = node_limit; }
 
 int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j) {
     if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) return 0;
@@ -615,6 +624,8 @@ void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st
             if (b->cols > st->max_cols) st->max_cols = b->cols;
             if (b->rows > st->max_rows) st->max_rows = b->rows;
             st->solve_time_s += b->time_s;
+            st->nodes += b->nodes;
+            st->iterations += b->iters;
         }
         if (b->state == B_INF) st->n_infeasible++;
         if (b->state == B_TL || (b->ilp && b->state == B_UNKNOWN)) st->n_timeout++;
@@ -631,6 +642,8 @@ void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st
     }
     st->n_skipped = gr->n_skipped;
     st->wall_s = gr->wall_s;
+    st->nodes += gr->setup_nodes;
+    st->iterations += gr->setup_iters;
 }
 
 void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s1, int first) {
@@ -646,6 +659,8 @@ void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s
     tot->sum_cols += s1->sum_cols;
     tot->sum_rows += s1->sum_rows;
     tot->solve_time_s += s1->solve_time_s;
+    tot->nodes += s1->nodes;
+    tot->iterations += s1->iterations;
     if (first || s1->min_peak < tot->min_peak) tot->min_peak = s1->min_peak;
     if (s1->max_peak > tot->max_peak) tot->max_peak = s1->max_peak;
 }

@@ -130,6 +130,11 @@ double cm_obj_offset(const rk_checkmate_model *m);
  * min-peak ILP's solution (malloc'ed, n_cols + 1 values) when there is one. */
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err);
+/* The same, also adding the min-peak ILP's B&B nodes and simplex iterations
+ * to *nodes and *iters (may be NULL). */
+rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
+                             int64_t *min_peak, int64_t *max_peak, double **xmin, long *nodes, long *iters,
+                             rk_error *err);
 
 /* Replace x (a schedule of the model that fits (m_peak, m_save)) by the one
  * with the same runs that holds the least memory at every step (cm_solve.c). */

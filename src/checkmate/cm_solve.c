@@ -123,6 +123,12 @@ static rk_status option_full_peak(const rk_graph *g, const rk_option *o, int64_t
 
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err) {
+    return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, err);
+}
+
+rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
+                             int64_t *min_peak, int64_t *max_peak, double **xmin, long *nodes, long *iters,
+                             rk_error *err) {
     if (xmin) *xmin = NULL;
     rk_option ka, as;
     rk_status r = rk_option_keep_all(g, &ka, err);
@@ -152,6 +158,8 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
     rk_milp_result res;
     memset(&res, 0, sizeof res);
     if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
+    if (!r && nodes) *nodes += res.nodes;
+    if (!r && iters) *iters += res.iterations;
     if (!r && res.has_solution) {
         /* the last column is Mpeak; the others are the model's */
         rk_op *ops = NULL;

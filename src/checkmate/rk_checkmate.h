@@ -83,6 +83,10 @@ typedef struct {
     int64_t min_peak, max_peak; /* the M_peak range */
     double solve_time_s;    /* sum of the solver's time over the ILPs */
     double wall_s;          /* wall time of the call */
+    long nodes;             /* B&B nodes summed over the ILPs (the min-peak
+                               ILPs included): the work the grid's work box
+                               counts, the same for any number of threads */
+    long iterations;        /* simplex iterations summed, likewise */
 } rk_checkmate_stats;
 
 /* ------------------------------------------------------------ one ILP */
@@ -182,6 +186,9 @@ RK_API void rk_checkmate_grid_free(rk_checkmate_grid *gr);
 RK_API void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save);
 /* Replace the grid's p.deadline (0: none). */
 RK_API void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline);
+/* Replace the grid's p.node_limit (B&B nodes per ILP, <= 0: none) for the
+ * ILPs of later rk_checkmate_grid_solve calls. */
+RK_API void rk_checkmate_grid_set_node_limit(rk_checkmate_grid *gr, long node_limit);
 /* 1 when point (i, j) is solved (or answered by a looser budget). */
 RK_API int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j);
 

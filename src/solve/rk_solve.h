@@ -40,15 +40,36 @@ typedef struct {
     rk_checkmate_params cm;      /* grid, time limit, export_dir, threads */
     int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
                                     grid (default); 0 = only keep-all/asap/none */
-    double grid_time_box;        /* rockmate, grid solved in part: seconds for
-                                    the grids' ILPs of one budget (the first
-                                    budget's include the min-peak ILPs of
-                                    rk_solver_new); past it no ILP starts and
-                                    a running one stops with its best
-                                    schedule, and the search ends with the
-                                    options found.  <= 0: none.  Default 6.
-                                    Reached, it makes the options depend on
-                                    the machine's speed (docs/ilp.md) */
+    long grid_work;              /* rockmate, grid solved in part: the work box,
+                                    in B&B nodes summed over the grids' ILPs
+                                    for one budget (the first budget's include
+                                    the min-peak ILPs of rk_solver_new).  It is
+                                    checked between rounds of the search: once
+                                    the work done reaches it, the search ends
+                                    with the options found; within a round each
+                                    ILP may take at most (box - work done) /
+                                    (points the round asks for) nodes (at
+                                    least 1).  Deterministic: the same options
+                                    for any number of threads and on any
+                                    machine (unless an ILP's time_limit is
+                                    hit).  <= 0: none.  Default 3000 */
+    long grid_node_cap;          /* rockmate, grid solved in part: B&B nodes
+                                    per grid ILP at most (an option need not be
+                                    optimal: a stopped ILP gives its best
+                                    schedule with its true cost); <= 0: none
+                                    (cm.node_limit still applies).  Default 40 */
+    double grid_time_box;        /* rockmate, grid solved in part: a wall-clock
+                                    box, in seconds, for the grids' ILPs of one
+                                    budget (the first budget's include the
+                                    min-peak ILPs of rk_solver_new); past it no
+                                    ILP starts and a running one stops with
+                                    its best schedule, and the search ends
+                                    with the options found.  <= 0 (default):
+                                    none.  NOT deterministic: reached, it makes
+                                    the options depend on the machine's speed,
+                                    its load and the number of threads
+                                    (docs/grid.md); grid_work is the
+                                    deterministic box */
     int full_grid;               /* rockmate: 1 = solve every point of every
                                     class's grid when the solver is made (as
                                     rk_checkmate_chain_options); 0 (default) =

@@ -47,7 +47,9 @@ void rk_solve_params_default(rk_solve_params *p) {
     rk_dp_params_default(&p->dp);
     rk_checkmate_params_default(&p->cm);
     p->checkmate_options = 1;
-    p->grid_time_box = 6;
+    p->grid_work = 3000;
+    p->grid_node_cap = 40;
+    p->grid_time_box = 0;
 }
 
 static rk_dp_algo dp_algo_of(rk_solve_algo a) {
@@ -147,8 +149,11 @@ static rk_status dp_used_options(rk_solver *s, int64_t budget, char **used, rk_e
  * offsets {-h, 0, h}^2 of each used option's points (for a built-in option,
  * of the grid point of its peak and saved size) are solved and the DP is
  * run again; when that adds nothing, h is halved, down to 1.  Points solved
- * for earlier budgets are kept.  No timing enters: the points solved, and
- * so the options, are the same for any number of threads. */
+ * for earlier budgets are kept.  The work box (grid_work, in B&B nodes)
+ * is checked between rounds and split evenly over a round's points as
+ * their node limit: no timing enters (unless the optional wall-clock box
+ * grid_time_box or an ILP's time limit is reached), so the points solved,
+ * and the options, are the same for any number of threads. */
 static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
     const rk_chain *ch = s->ch;
     int nc = ch->n_classes, nl = 0, P = 0, S = 0;
@@ -177,7 +182,20 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
     for (int c = 0; c < nc && !r; c++)
         if (s->grids[c]) n += rk_checkmate_grid_want_coarse(s->grids[c], coarse, want[c]);
     int h = coarse / 2 > 0 ? coarse / 2 : 1;
+    /* the work box: from 0 for the first budget (its min-peak ILPs count),
+     * from the work done so far for later ones */
+    long box = s->p.grid_work, work0 = 0;
+    if (!r) r = grid_stats(s, err);
+    if (!r && s->n_solved > 0) work0 = s->info.cm.nodes;
     for (int round = 0; !r; round++) {
+        long work = s->info.cm.nodes - work0;
+        if (box > 0 && work >= box && s->have_costs && round > 0) {
+            if (s->p.cm.verbose)
+                rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
+                              "rockmate: budget %lld: the grid's work box (%ld nodes) is used up (%ld); the search "
+                              "stops with the options found", (long long)budget, box, work);
+            break;
+        }
         if (deadline > 0 && rk_checkmate_clock() >= deadline && s->have_costs && round > 0) {
             if (s->p.cm.verbose)
                 rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
@@ -186,6 +204,17 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
             break;
         }
         if (n > 0) {
+            /* each ILP's node limit: its share of what is left of the box,
+             * at most the cap and the ILPs' own limit */
+            long lim = s->p.grid_node_cap > 0 ? s->p.grid_node_cap : 0;
+            if (box > 0) {
+                long share = (box - work) / n;
+                if (share < 1) share = 1;
+                if (lim <= 0 || share < lim) lim = share;
+            }
+            if (s->p.cm.node_limit > 0 && (lim <= 0 || s->p.cm.node_limit < lim)) lim = s->p.cm.node_limit;
+            for (int c = 0; c < nc; c++)
+                if (s->grids[c]) rk_checkmate_grid_set_node_limit(s->grids[c], lim);
             r = rk_checkmate_grid_solve(live, nl, wl, err);
             for (int c = 0; c < nc && want[c]; c++) memset(want[c], 0, (size_t)P * (size_t)S);
             if (!r) r = rebuild_options(s, err);

@@ -3,7 +3,8 @@
  * (exhaustive search), the coarse and near selections, and the solve
  * pipeline's pattern search (rockmate's default): identical for 1 and 3
  * threads, never worse than the built-in options, reused across budgets,
- * and its time box. */
+ * its work box (identical for 1 and 3 threads when reached) and its time
+ * box. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -160,7 +161,7 @@ START_TEST(solver_pattern_search) {
     rk_solve_params_default(&sp);
     sp.cm = params(8, 8, 1);
     sp.dp.threads = 1;
-    sp.grid_time_box = 0; /* no time box: the options must not depend on the load */
+    sp.grid_work = 0; /* no work box: the whole search */
     int feasible = 0;
     static const int tenths[] = {3, 4, 5, 6, 8, 10};
     for (int k = 0; k < 6; k++) {
@@ -262,7 +263,7 @@ START_TEST(time_box_over) {
     rk_schedule_free(&ka);
     rk_solve_params sp;
     rk_solve_params_default(&sp);
-    ck_assert(sp.grid_time_box > 0); /* on by default */
+    ck_assert(sp.grid_time_box <= 0); /* off by default: not deterministic */
     sp.cm = params(8, 8, 2);
     sp.grid_time_box = 1e-9;
     rk_solve_result res;
@@ -285,6 +286,73 @@ START_TEST(time_box_over) {
 }
 END_TEST
 
+/* The work box (B&B nodes for the grids' ILPs of one budget), reached on
+ * the built-in GPT-like chain: the search stops early (fewer ILPs than
+ * without it) and the schedule, the ILPs and their nodes are the same for
+ * 1 and 3 threads, budget after budget of one solver. */
+START_TEST(work_box_deterministic) {
+    rk_chain ch;
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka;
+    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
+    rk_sim_result ska;
+    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
+    rk_schedule_free(&ka);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    ck_assert(sp.grid_work > 0); /* on by default */
+    sp.cm = params(10, 10, 1); /* coarse rounds of every other line */
+    sp.dp.threads = 1;
+    sp.grid_work = 0;
+    int64_t b = ska.peak * 6 / 10;
+    rk_solve_result r0;
+    rk_schedule s0;
+    rk_checkmate_stats st0;
+    ck_assert_int_eq(solve_at(&ch, &sp, b, &r0, &s0, &st0), RK_OK);
+    rk_schedule_free(&s0);
+    /* a box well below what the whole search takes */
+    sp.grid_work = st0.nodes / 4 > 1 ? st0.nodes / 4 : 1;
+    ck_assert(st0.nodes > sp.grid_work);
+    rk_solver *sv[2] = {NULL, NULL};
+    static const int thr[2] = {1, 3};
+    for (int k = 0; k < 2; k++) {
+        sp.cm.threads = thr[k];
+        ck_assert_msg(rk_solver_new(&ch, &sp, &sv[k], &err) == RK_OK, "%s", err.msg);
+    }
+    static const int tenths[] = {6, 5, 8};
+    for (int q = 0; q < 3; q++) {
+        int64_t bq = ska.peak * tenths[q] / 10;
+        rk_solve_result res[2];
+        rk_schedule sch[2];
+        rk_status a[2];
+        for (int k = 0; k < 2; k++) a[k] = rk_solver_solve(sv[k], bq, &sch[k], &res[k], &err);
+        ck_assert_int_eq(a[0], a[1]);
+        const rk_checkmate_stats *i1 = &rk_solver_get_info(sv[0])->cm, *i3 = &rk_solver_get_info(sv[1])->cm;
+        ck_assert_int_eq(i1->n_ilps, i3->n_ilps);
+        ck_assert_int_eq(i1->nodes, i3->nodes);
+        ck_assert_int_eq(i1->iterations, i3->iterations);
+        ck_assert_int_eq(i1->n_timeout, i3->n_timeout);
+        ck_assert_int_eq(rk_solver_get_info(sv[0])->n_options, rk_solver_get_info(sv[1])->n_options);
+        if (q == 0) {
+            ck_assert_int_eq(a[0], RK_OK);
+            /* the box was reached: the search stopped before the whole one */
+            ck_assert(i1->nodes >= sp.grid_work);
+            ck_assert(i1->n_ilps < st0.n_ilps);
+        }
+        if (a[0] == RK_OK) {
+            ck_assert(res[0].sim.peak <= bq);
+            ck_assert(res[0].sim.time == res[1].sim.time && res[0].sim.peak == res[1].sim.peak);
+            ck_assert_int_eq(sch[0].n_ops, sch[1].n_ops);
+            ck_assert(memcmp(sch[0].ops, sch[1].ops, (size_t)sch[0].n_ops * sizeof *sch[0].ops) == 0);
+            for (int k = 0; k < 2; k++) rk_schedule_free(&sch[k]);
+        }
+    }
+    for (int k = 0; k < 2; k++) rk_solver_free(sv[k]);
+    rk_chain_free(&ch);
+}
+END_TEST
+
 static Suite *suite(void) {
     Suite *s = suite_create("checkmate_grid_part");
     TCase *tc = tcase_create("parts");
@@ -298,6 +366,7 @@ static Suite *suite(void) {
     tc = tcase_create("reuse");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, solver_reuse_across_budgets);
+    tcase_add_test(tc, work_box_deterministic);
     tcase_add_test(tc, time_box_over);
     suite_add_tcase(s, tc);
     return s;

@@ -18,7 +18,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rkmate solve CHAIN.rkg --budget B|P%% [--algo ALGO] [--slots N] [--threads N] [--grid PxS]\n"
-            "                    [--full-grid] [--grid-time S] [--time-limit S] [--export-mps DIR]\n"
+            "                    [--full-grid] [--grid-work N] [--grid-time S] [--time-limit S] [--export-mps DIR]\n"
             "                    [--builtin-options] [--no-fallback]\n"
             "                    [--verbose] [--json] [-o SCHEDULE.rks] [--quiet]\n\n"
             "Finds the fastest schedule of the chain's forward and backward whose peak memory (every\n"
@@ -134,8 +134,8 @@ int rk_cmd_solve(int argc, char **argv) {
             printf(", ");
         }
         if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
-            printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, ", info->cm.n_ilps,
-                   info->cm.n_timeout, info->cm.n_skipped);
+            printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, \"grid_nodes\": %ld, ",
+                   info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped, info->cm.nodes);
         printf("\"options\": %d, \"forwards\": %ld, \"blocks\": %d, \"slots\": %ld, \"ops\": %d, \"output\": ",
                info->n_options, res.n_forwards, ch.n_blocks, slots, s.n_ops);
         if (out_path) json_str(out_path);
@@ -159,8 +159,9 @@ int rk_cmd_solve(int argc, char **argv) {
         }
         if (res.n_forwards > 0) printf("forwards      %ld block forwards for %d blocks\n", res.n_forwards, ch.n_blocks);
         if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
-            printf("grid ILPs     %d solved (%d stopped by their time limit, %d not started: the --grid-time box)\n",
-                   info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped);
+            printf("grid ILPs     %d solved, %ld B&B nodes (%d stopped by their node or time limit, %d not started: "
+                   "the --grid-time box)\n",
+                   info->cm.n_ilps, info->cm.nodes, info->cm.n_timeout, info->cm.n_skipped);
         printf("solve time    %.3f s (options %.3f s)\n", solve_time, info->options_time_s);
         if (out_path) printf("written       %s (%d ops)\n", out_path, s.n_ops);
     }

@@ -32,8 +32,12 @@ const char SOLVE_HELP[] =
     "  --grid PxS         rk-Checkmate budget grid (default 20x20)\n"
     "  --full-grid        rockmate: solve every point of every class's grid (by default only the\n"
     "                     points near the options rk-Rotor uses at this budget; docs/ilp.md)\n"
-    "  --grid-time S      rockmate: seconds for the grid's ILPs in all (default 6; 0: no limit);\n"
-    "                     past it the search stops with the options found\n"
+    "  --grid-work N      rockmate: B&B nodes for the grid's ILPs in all (default 3000; 0: no\n"
+    "                     limit); past it the search stops with the options found (the same\n"
+    "                     options for any --threads and on any machine)\n"
+    "  --grid-time S      rockmate: seconds for the grid's ILPs in all (default: no limit); past it\n"
+    "                     the search stops with the options found. Not deterministic: the options\n"
+    "                     then depend on the machine, its load and --threads\n"
     "  --time-limit S     seconds per ILP (rockmate's grid) or for the whole ILP (checkmate)\n"
     "  --export-mps DIR   write every ILP solved as MPS into DIR (named by class and budget)\n"
     "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all}\n"
@@ -49,6 +53,7 @@ void solve_cli_init(solve_cli *s) {
     s->slots = 500;
     s->time_limit = -1;
     s->grid_time = -1;
+    s->grid_work = -1;
 }
 
 int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s) {
@@ -73,6 +78,8 @@ int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s) {
     case SOPT_FULL_GRID: s->full_grid = 1; return 0;
     case SOPT_GRID_TIME:
         return cli_parse_double(cmd, "--grid-time", arg, 0, 1e9, &s->grid_time) ? CLI_BADINPUT : 0;
+    case SOPT_GRID_WORK:
+        return cli_parse_int(cmd, "--grid-work", arg, 0, 1000000000000L, &s->grid_work) ? CLI_BADINPUT : 0;
     default: return -1;
     }
 }
@@ -139,6 +146,7 @@ void solve_cli_params(const solve_cli *s, int default_threads, rk_solve_params *
     if (s->builtin) par->checkmate_options = 0;
     par->full_grid = s->full_grid;
     if (s->grid_time >= 0) par->grid_time_box = s->grid_time;
+    if (s->grid_work >= 0) par->grid_work = s->grid_work;
     if (s->time_limit >= 0) par->cm.time_limit = s->time_limit;
     par->cm.export_dir = s->export_dir;
     par->cm.verbose = s->verbose;

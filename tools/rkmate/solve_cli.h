@@ -14,7 +14,8 @@
 #include "rk_solve.h"
 
 enum { SOPT_BUDGET = 2000, SOPT_ALGO, SOPT_SLOTS, SOPT_THREADS, SOPT_GRID, SOPT_TIME_LIMIT, SOPT_EXPORT_MPS,
-       SOPT_BUILTIN, SOPT_NO_FALLBACK, SOPT_VERBOSE, SOPT_FULL_GRID, SOPT_GRID_TIME };
+       SOPT_BUILTIN, SOPT_NO_FALLBACK, SOPT_VERBOSE, SOPT_FULL_GRID, SOPT_GRID_TIME,
+       SOPT_GRID_WORK };
 
 #define SOLVE_LONG_OPTS                                                                                           \
     {"budget", required_argument, 0, SOPT_BUDGET}, {"algo", required_argument, 0, SOPT_ALGO},                     \
@@ -22,7 +23,8 @@ enum { SOPT_BUDGET = 2000, SOPT_ALGO, SOPT_SLOTS, SOPT_THREADS, SOPT_GRID, SOPT_
         {"grid", required_argument, 0, SOPT_GRID}, {"time-limit", required_argument, 0, SOPT_TIME_LIMIT},        \
         {"export-mps", required_argument, 0, SOPT_EXPORT_MPS}, {"builtin-options", no_argument, 0, SOPT_BUILTIN}, \
         {"no-fallback", no_argument, 0, SOPT_NO_FALLBACK}, {"verbose", no_argument, 0, SOPT_VERBOSE},          \
-        {"full-grid", no_argument, 0, SOPT_FULL_GRID}, {"grid-time", required_argument, 0, SOPT_GRID_TIME}
+        {"full-grid", no_argument, 0, SOPT_FULL_GRID}, {"grid-time", required_argument, 0, SOPT_GRID_TIME}, \
+        {"grid-work", required_argument, 0, SOPT_GRID_WORK}
 
 /* The lines of --help describing these options. */
 extern const char SOLVE_HELP[];
@@ -30,7 +32,7 @@ extern const char SOLVE_HELP[];
 typedef struct {
     const char *budget_text, *algo_name, *export_dir;
     int algo, builtin, fallback, verbose, grid_p, grid_s, full_grid;
-    long slots, threads;
+    long slots, threads, grid_work;
     double time_limit, grid_time;
 } solve_cli;
 
