@@ -167,6 +167,11 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         b->skipped = 1; /* left unsolved: a later call may solve it */
         return;
     }
+    if (p->ilp_max_cols > 0 && rk_checkmate_model_num_cols(m) > p->ilp_max_cols) {
+        b->state = B_UNKNOWN; /* too large for an ILP: no schedule here */
+        b->owner = -1;
+        return;
+    }
     rk_lp *lp = NULL;
     b->st = rk_checkmate_model_lp(m, b->p, b->s, &lp, &b->err);
     if (b->st == RK_EINFEASIBLE) {
@@ -278,7 +283,9 @@ struct rk_checkmate_grid {
     char prefix[256];
     rk_checkmate_model *m;
     int P, S;
-    int nb, nall;            /* budgets; + the min-peak seed (B[nb]) when there is one */
+    int nb, nall;            /* budgets; + the seeds: the min-peak one (B[nb]) when
+                                there is one, then the greedy ones */
+    int first_greedy;        /* index of the first greedy seed (their options are options) */
     budget *B;
     int *at;                 /* at[i * S + j]: the budget of grid point (i, j) (duplicates share one) */
     int *rank;               /* position in the (M_peak desc, M_save desc) order */
@@ -304,6 +311,79 @@ void rk_checkmate_grid_free(rk_checkmate_grid *gr) {
     free(gr);
 }
 
+/* Seed budget sd with schedule x (malloc'ed, taken): its replayed peak,
+ * option and cost (checked against the model by the decoding). */
+static rk_status seed_from(const rk_checkmate_model *m, budget *sd, double *x, rk_error *err) {
+    sd->level = -1;
+    sd->state = B_UNKNOWN;
+    sd->i = sd->j = -1;
+    sd->done = 1;
+    sd->x = x;
+    rk_op *ops = NULL;
+    int nops = 0;
+    double t2;
+    rk_status r = cm_decode_replay(m, x, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
+    free(ops);
+    if (!r) r = rk_checkmate_model_decode_option(m, x, sd->peak, -1, &sd->opt, &sd->obj, err);
+    if (r) return r;
+    sd->saved = sd->opt.saved;
+    sd->p = sd->peak;
+    sd->s = sd->saved;
+    return RK_OK;
+}
+
+/* The greedy rematerialization (cm_greedy) at the M_peak of every
+ * p.greedy_step-th line from the loosest and of the tightest: cheap
+ * schedules with their true cost, incumbents for every point they fit
+ * (level -1) and options.  A line where the greedy finds nothing that fits
+ * gives none; schedules found twice are kept once. */
+static rk_status greedy_seeds(rk_checkmate_grid *gr, rk_error *err) {
+    int step = gr->p.greedy_step, P = gr->P, S = gr->S;
+    for (int k = 0; k <= P / step + 1; k++) {
+        int i = k <= P / step ? P - 1 - k * step : 0;
+        if (i < 0) continue;
+        if (k == P / step + 1 && (P - 1) % step == 0) break; /* the tightest line was one of them */
+        int64_t pk = gr->B[gr->at[i * S]].p;
+        double *x = malloc(((size_t)rk_checkmate_model_num_cols(gr->m) + 1) * sizeof *x);
+        if (!x) return rk_fail(err, RK_ENOMEM, "out of memory");
+        int64_t peak;
+        double t;
+        rk_error e2;
+        rk_status r = cm_greedy(gr->m, pk, x, &peak, &t, &e2);
+        if (r == RK_EINFEASIBLE) {
+            free(x);
+            continue;
+        }
+        if (r) {
+            free(x);
+            *err = e2;
+            return r;
+        }
+        budget *sd = &gr->B[gr->nall];
+        r = seed_from(gr->m, sd, x, err);
+        if (r) {
+            sd->x = NULL;
+            free(x);
+            rk_option_free(&sd->opt);
+            return r;
+        }
+        sd->owner = gr->nall;
+        int dup = 0;
+        for (int a = gr->first_greedy; a < gr->nall && !dup; a++) {
+            const rk_option *o1 = &gr->B[a].opt, *o2 = &sd->opt;
+            dup = cmp_opt(&o1, &o2) == 0;
+        }
+        if (dup) {
+            free(sd->x);
+            rk_option_free(&sd->opt);
+            memset(sd, 0, sizeof *sd);
+            continue;
+        }
+        gr->nall++;
+    }
+    return RK_OK;
+}
+
 rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p, rk_checkmate_grid **out,
                                 rk_error *err) {
     double w0 = cm_now();
@@ -325,7 +405,8 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
                            &gr->setup_iters, err);
     if (r) goto fail;
     int64_t minp = gr->min_peak, maxp = gr->max_peak, out_size = g->d[g->output].size;
-    budget *B = gr->B = calloc((size_t)P * (size_t)S + 1, sizeof *B);
+    int n_greedy = gr->p.greedy_step > 0 ? P / gr->p.greedy_step + 2 : 0;
+    budget *B = gr->B = calloc((size_t)P * (size_t)S + 1 + (size_t)n_greedy, sizeof *B);
     gr->at = malloc((size_t)P * (size_t)S * sizeof *gr->at);
     gr->rank = malloc(((size_t)P * (size_t)S + 1) * sizeof *gr->rank);
     int *ord = malloc(((size_t)P * (size_t)S + 1) * sizeof *ord);
@@ -399,6 +480,11 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
         sd->saved = sd->opt.saved;
         sd->p = sd->peak;
         sd->s = sd->saved;
+    }
+    gr->first_greedy = gr->nall;
+    if (n_greedy > 0) {
+        r = greedy_seeds(gr, err);
+        if (r) goto fail;
     }
     gr->setup_s = gr->wall_s = cm_now() - w0;
     *out = gr;
@@ -517,11 +603,12 @@ rk_status rk_checkmate_grid_solve(rk_checkmate_grid *const *grids, int n_grids, 
 rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opts, int *n, rk_error *err) {
     *opts = NULL;
     *n = 0;
-    const rk_option **list = malloc(((size_t)gr->nb + 1) * sizeof *list);
+    const rk_option **list = malloc(((size_t)gr->nall + 1) * sizeof *list);
     if (!list) return rk_fail(err, RK_ENOMEM, "out of memory");
     int nsol = 0;
     for (int a = 0; a < gr->nb; a++)
         if (gr->B[a].done && gr->B[a].owner == a && gr->B[a].x) list[nsol++] = &gr->B[a].opt;
+    for (int a = gr->first_greedy; a < gr->nall; a++) list[nsol++] = &gr->B[a].opt;
     qsort(list, (size_t)nsol, sizeof *list, cmp_opt);
     rk_option *res = calloc((size_t)nsol + 1, sizeof *res);
     if (!res) {
@@ -593,6 +680,45 @@ int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_option *o,
     return found ? added : -1;
 }
 
+int rk_checkmate_grid_want_trim(const rk_checkmate_grid *gr, char *want, int keep) {
+    /* the wanted points' budgets, loosest first (rank order); a budget
+     * wanted through several points counts once */
+    int nq = gr->P * gr->S, kept = 0;
+    char *seen = calloc((size_t)gr->nb + 1, 1);
+    int *pts = malloc(((size_t)nq + 1) * sizeof *pts);
+    if (!seen || !pts) {
+        free(seen);
+        free(pts);
+        return -1;
+    }
+    int np = 0;
+    for (int q = 0; q < nq; q++)
+        if (want[q]) pts[np++] = q;
+    /* insertion sort by the budget's rank (np is at most the grid's size) */
+    for (int a = 1; a < np; a++) {
+        int v = pts[a], c = a - 1;
+        while (c >= 0 && gr->rank[gr->at[pts[c]]] > gr->rank[gr->at[v]]) {
+            pts[c + 1] = pts[c];
+            c--;
+        }
+        pts[c + 1] = v;
+    }
+    for (int a = 0; a < np; a++) {
+        int bi = gr->at[pts[a]];
+        if (!seen[bi]) {
+            if (kept >= keep) {
+                want[pts[a]] = 0;
+                continue;
+            }
+            seen[bi] = 1;
+            kept++;
+        }
+    }
+    free(seen);
+    free(pts);
+    return kept;
+}
+
 int rk_checkmate_grid_want_coarse(const rk_checkmate_grid *gr, int step, char *want) {
     int added = 0;
     if (step < 1) step = 1;
@@ -626,6 +752,7 @@ void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st
             st->solve_time_s += b->time_s;
             st->nodes += b->nodes;
             st->iterations += b->iters;
+            st->work += b->iters * (long)b->rows / 1000;
         }
         if (b->state == B_INF) st->n_infeasible++;
         if (b->state == B_TL || (b->ilp && b->state == B_UNKNOWN)) st->n_timeout++;
@@ -644,6 +771,9 @@ void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_stats *st
     st->wall_s = gr->wall_s;
     st->nodes += gr->setup_nodes;
     st->iterations += gr->setup_iters;
+    st->work += gr->setup_iters * (long)rk_checkmate_model_num_rows(gr->m) / 1000;
+    st->n_work_ilps += gr->setup_iters > 0 || gr->setup_nodes > 0;
+    st->n_work_ilps += st->n_ilps;
 }
 
 void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s1, int first) {
@@ -660,6 +790,8 @@ void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s
     tot->sum_rows += s1->sum_rows;
     tot->solve_time_s += s1->solve_time_s;
     tot->nodes += s1->nodes;
+    tot->work += s1->work;
+    tot->n_work_ilps += s1->n_work_ilps;
     tot->iterations += s1->iterations;
     if (first || s1->min_peak < tot->min_peak) tot->min_peak = s1->min_peak;
     if (s1->max_peak > tot->max_peak) tot->max_peak = s1->max_peak;

@@ -148,6 +148,21 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
     rk_lp *lp = NULL;
     /* past the deadline: the asap peak, no ILP */
     if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
+    /* a model too large for the ILP: the greedy's least peak */
+    if (p->ilp_max_cols > 0 && m->n_cols > p->ilp_max_cols) {
+        double *x = malloc(((size_t)m->n_cols + 1) * sizeof *x);
+        if (!x) return rk_fail(err, RK_ENOMEM, "out of memory");
+        int64_t pk;
+        double t;
+        r = cm_greedy(m, 0, x, &pk, &t, err);
+        if (r == RK_OK && pk < *min_peak) *min_peak = pk;
+        if (r == RK_OK && xmin) {
+            *xmin = x;
+            x = NULL;
+        }
+        free(x);
+        return r;
+    }
     r = cm_model_lp(m, 0, -1, 1, &lp, err);
     if (r) return r;
     char name[300];

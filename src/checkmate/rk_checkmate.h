@@ -60,6 +60,22 @@ typedef struct {
                                rk_solve_params.grid_time_box.  Like the time
                                limit, a deadline that is reached makes the
                                options depend on the machine's speed */
+    int greedy_step;        /* > 0: rk_checkmate_grid_new also runs the greedy
+                               rematerialization at the M_peak of every
+                               greedy_step-th line from the loosest and of the
+                               tightest; its schedules are options of the grid
+                               and incumbents of every point they fit.  0
+                               (default): none (rk_checkmate_block_options and
+                               the whole grid leave it at 0) */
+    int ilp_max_cols;       /* > 0: a model with more columns gets no ILP
+                               (their root alone takes 10 to 30 s and more on
+                               DenseNet-121's dense blocks, 25 000 to 110 000
+                               columns): the M_peak range starts at the least
+                               peak of the asap schedule and of the greedy
+                               (whose schedule seeds the incumbents), and the
+                               grid's points are left without a schedule, so
+                               its options are the greedy ones (greedy_step).
+                               0 (default): no limit */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;
 } rk_checkmate_params;
@@ -87,6 +103,10 @@ typedef struct {
                                ILPs included): the work the grid's work box
                                counts, the same for any number of threads */
     long iterations;        /* simplex iterations summed, likewise */
+    long work;              /* the work the grid's work box counts, likewise:
+                               each ILP's simplex iterations x its rows /
+                               1000 (an iteration costs about its LP's rows) */
+    int n_work_ilps;        /* the ILPs counted in work (min-peak included) */
 } rk_checkmate_stats;
 
 /* ------------------------------------------------------------ one ILP */
@@ -216,6 +236,9 @@ RK_API int rk_checkmate_grid_want_near(const rk_checkmate_grid *gr, const rk_opt
  * that no grid point found (a built-in one).  Returns how many. */
 RK_API int rk_checkmate_grid_want_budget(const rk_checkmate_grid *gr, int64_t peak, int64_t saved, int step,
                                          char *want);
+/* Keep the `keep` loosest budgets of those flagged in want (the others'
+ * points are unflagged); returns how many are kept, -1 on out of memory. */
+RK_API int rk_checkmate_grid_want_trim(const rk_checkmate_grid *gr, char *want, int keep);
 /* Flag the unsolved points (i, j) with grid_peak - 1 - i and grid_save - 1 - j
  * multiples of step: a coarse grid anchored at the loosest corner (the
  * tightest lines, whose ILPs are the hardest, are left to the search), and

@@ -40,24 +40,39 @@ typedef struct {
     rk_checkmate_params cm;      /* grid, time limit, export_dir, threads */
     int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
                                     grid (default); 0 = only keep-all/asap/none */
-    long grid_work;              /* rockmate, grid solved in part: the work box,
-                                    in B&B nodes summed over the grids' ILPs
-                                    for one budget (the first budget's include
-                                    the min-peak ILPs of rk_solver_new).  It is
-                                    checked between rounds of the search: once
-                                    the work done reaches it, the search ends
-                                    with the options found; within a round each
-                                    ILP may take at most (box - work done) /
-                                    (points the round asks for) nodes (at
-                                    least 1).  Deterministic: the same options
-                                    for any number of threads and on any
-                                    machine (unless an ILP's time_limit is
-                                    hit).  <= 0: none.  Default 3000 */
+    long grid_work;              /* rockmate, grid solved in part: the work box
+                                    for one budget (the first budget's
+                                    includes the min-peak ILPs of
+                                    rk_solver_new), in the units of
+                                    rk_checkmate_stats.work (each ILP's simplex
+                                    iterations x its rows / 1000; ~50 000 a
+                                    second on one core of the machine of
+                                    docs/grid.md).  Checked between rounds of
+                                    the search: once the work done reaches it,
+                                    the search ends with the options found;
+                                    a round whose points would take more than
+                                    what is left, at the average work of an
+                                    ILP of their grid so far, keeps that share
+                                    of each grid's points (the loosest, at
+                                    least one).  Deterministic: the same
+                                    options for any number of threads and on
+                                    any machine (unless an ILP's time_limit is
+                                    hit).  <= 0: none.  Default 200 000 */
     long grid_node_cap;          /* rockmate, grid solved in part: B&B nodes
                                     per grid ILP at most (an option need not be
                                     optimal: a stopped ILP gives its best
                                     schedule with its true cost); <= 0: none
-                                    (cm.node_limit still applies).  Default 40 */
+                                    (cm.node_limit still applies).  Default 10 */
+    int grid_greedy;             /* rockmate, grid solved in part: 1 (default)
+                                    = the greedy rematerialization's schedules
+                                    at the coarse grid's M_peak lines are
+                                    options too, and incumbents of the grid's
+                                    ILPs (rk_checkmate_params.greedy_step) */
+    int grid_ilp_max_cols;       /* rockmate, grid solved in part: blocks whose
+                                    ILP has more columns get no ILP at all,
+                                    min-peak included (their options are the
+                                    greedy ones; rk_checkmate_params.
+                                    ilp_max_cols); <= 0: none.  Default 20 000 */
     double grid_time_box;        /* rockmate, grid solved in part: a wall-clock
                                     box, in seconds, for the grids' ILPs of one
                                     budget (the first budget's include the

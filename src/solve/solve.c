@@ -47,8 +47,10 @@ void rk_solve_params_default(rk_solve_params *p) {
     rk_dp_params_default(&p->dp);
     rk_checkmate_params_default(&p->cm);
     p->checkmate_options = 1;
-    p->grid_work = 3000;
-    p->grid_node_cap = 40;
+    p->grid_work = 250000;
+    p->grid_node_cap = 10;
+    p->grid_greedy = 1;
+    p->grid_ilp_max_cols = 20000;
     p->grid_time_box = 0;
 }
 
@@ -142,6 +144,41 @@ static rk_status dp_used_options(rk_solver *s, int64_t budget, char **used, rk_e
     return r;
 }
 
+/* The work box within a round: when the round's points, at the average
+ * work of an ILP of their grid so far (its min-peak ILP included), would
+ * take more than `left`, each grid keeps that share of its points (at least
+ * one), the loosest.  Work and counts come from the ILPs' simplex
+ * iterations, never from the clock: the same points for any number of
+ * threads. */
+static rk_status trim_round(rk_solver *s, rk_checkmate_grid **live, int nl, char **wl, long left, rk_error *err) {
+    (void)s;
+    double est = 0;
+    int P = 0, S = 0;
+    for (int q = 0; q < nl; q++) {
+        rk_checkmate_stats st;
+        rk_checkmate_grid_stats(live[q], &st);
+        rk_checkmate_grid_size(live[q], &P, &S);
+        int n = 0;
+        for (int k = 0; k < P * S; k++) n += wl[q][k] != 0;
+        if (st.n_work_ilps > 0) est += (double)n * (double)st.work / st.n_work_ilps;
+    }
+    if (est <= (double)left) return RK_OK;
+    double share = left > 0 ? (double)left / est : 0;
+    for (int q = 0; q < nl; q++) {
+        rk_checkmate_stats st;
+        rk_checkmate_grid_stats(live[q], &st);
+        if (st.n_work_ilps == 0 || st.work == 0) continue; /* tiny ILPs: no trim */
+        rk_checkmate_grid_size(live[q], &P, &S);
+        int n = 0;
+        for (int k = 0; k < P * S; k++) n += wl[q][k] != 0;
+        int keep = (int)floor(n * share);
+        if (keep < 1) keep = 1;
+        if (keep < n && rk_checkmate_grid_want_trim(live[q], wl[q], keep) < 0)
+            return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    return RK_OK;
+}
+
 /* The grid solved in part, for `budget` (docs/ilp.md): a coarse grid of
  * every class first (every CM_COARSE-th line, both corners), then a pattern
  * search on the grid lines around the options rk-Rotor uses at this budget
@@ -186,14 +223,14 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
      * from the work done so far for later ones */
     long box = s->p.grid_work, work0 = 0;
     if (!r) r = grid_stats(s, err);
-    if (!r && s->n_solved > 0) work0 = s->info.cm.nodes;
+    if (!r && s->n_solved > 0) work0 = s->info.cm.work;
     for (int round = 0; !r; round++) {
-        long work = s->info.cm.nodes - work0;
+        long work = s->info.cm.work - work0;
         if (box > 0 && work >= box && s->have_costs && round > 0) {
             if (s->p.cm.verbose)
                 rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
-                              "rockmate: budget %lld: the grid's work box (%ld nodes) is used up (%ld); the search "
-                              "stops with the options found", (long long)budget, box, work);
+                              "rockmate: budget %lld: the grid's work box (%ld) is used up (%ld); the search stops "
+                              "with the options found", (long long)budget, box, work);
             break;
         }
         if (deadline > 0 && rk_checkmate_clock() >= deadline && s->have_costs && round > 0) {
@@ -204,17 +241,12 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
             break;
         }
         if (n > 0) {
-            /* each ILP's node limit: its share of what is left of the box,
-             * at most the cap and the ILPs' own limit */
+            /* each ILP's node limit: the cap and the ILPs' own limit */
             long lim = s->p.grid_node_cap > 0 ? s->p.grid_node_cap : 0;
-            if (box > 0) {
-                long share = (box - work) / n;
-                if (share < 1) share = 1;
-                if (lim <= 0 || share < lim) lim = share;
-            }
             if (s->p.cm.node_limit > 0 && (lim <= 0 || s->p.cm.node_limit < lim)) lim = s->p.cm.node_limit;
             for (int c = 0; c < nc; c++)
                 if (s->grids[c]) rk_checkmate_grid_set_node_limit(s->grids[c], lim);
+            if (box > 0) r = trim_round(s, live, nl, wl, box - work, err);
             r = rk_checkmate_grid_solve(live, nl, wl, err);
             for (int c = 0; c < nc && want[c]; c++) memset(want[c], 0, (size_t)P * (size_t)S);
             if (!r) r = rebuild_options(s, err);
@@ -278,6 +310,13 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
         /* the grids' points are solved by rk_solver_solve, as the budgets
          * ask for them (refine_grids) */
         rk_checkmate_params pc = p->cm;
+        /* greedy schedules on the coarse grid's M_peak lines, and no ILP on
+         * the largest blocks (docs/grid.md) */
+        if (p->grid_greedy) {
+            int step = (pc.grid_peak < pc.grid_save ? pc.grid_peak : pc.grid_save) / 5;
+            pc.greedy_step = step > 0 ? step : 1;
+        }
+        if (p->grid_ilp_max_cols > 0) pc.ilp_max_cols = p->grid_ilp_max_cols;
         s->box_start = rk_checkmate_clock();
         if (p->grid_time_box > 0) pc.deadline = s->box_start + p->grid_time_box;
         r = rk_checkmate_chain_grids(ch, &pc, &s->grids, err);

@@ -134,8 +134,8 @@ int rk_cmd_solve(int argc, char **argv) {
             printf(", ");
         }
         if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
-            printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, \"grid_nodes\": %ld, ",
-                   info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped, info->cm.nodes);
+            printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, \"grid_nodes\": %ld, \"grid_work\": %ld, ",
+                   info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped, info->cm.nodes, info->cm.work);
         printf("\"options\": %d, \"forwards\": %ld, \"blocks\": %d, \"slots\": %ld, \"ops\": %d, \"output\": ",
                info->n_options, res.n_forwards, ch.n_blocks, slots, s.n_ops);
         if (out_path) json_str(out_path);
