@@ -41,9 +41,12 @@ typedef struct {
     int checkmate_options;       /* rockmate: 1 = options from the rk-Checkmate
                                     grid (default); 0 = only keep-all/asap/none */
     long grid_work;              /* rockmate, grid solved in part: the work box
-                                    for one budget (the first budget's
-                                    includes the min-peak ILPs of
-                                    rk_solver_new), in the units of
+                                    for the first budget (it includes the
+                                    min-peak ILPs of rk_solver_new; each later
+                                    budget of the solver gets a quarter of
+                                    it, and once the solver's work reaches
+                                    twice the box later budgets solve no new
+                                    point), in the units of
                                     rk_checkmate_stats.work (each ILP's simplex
                                     iterations x its rows / 1000; ~50 000 a
                                     second on one core of the machine of
@@ -68,6 +71,13 @@ typedef struct {
                                     at the coarse grid's M_peak lines are
                                     options too, and incumbents of the grid's
                                     ILPs (rk_checkmate_params.greedy_step) */
+    int grid_node_rows;          /* rockmate, grid solved in part: a grid ILP
+                                    with more rows than this gets
+                                    grid_node_cap x grid_node_rows / rows
+                                    nodes (at least 1): a node costs about its
+                                    LP's rows (rk_checkmate_params.
+                                    node_limit_rows); <= 0: none.  Default
+                                    2000 */
     int grid_ilp_max_cols;       /* rockmate, grid solved in part: blocks whose
                                     ILP has more columns get no ILP at all,
                                     min-peak included (their options are the

@@ -50,6 +50,7 @@ void rk_solve_params_default(rk_solve_params *p) {
     p->grid_work = 250000;
     p->grid_node_cap = 10;
     p->grid_greedy = 1;
+    p->grid_node_rows = 2000;
     p->grid_ilp_max_cols = 20000;
     p->grid_time_box = 0;
 }
@@ -220,10 +221,26 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
         if (s->grids[c]) n += rk_checkmate_grid_want_coarse(s->grids[c], coarse, want[c]);
     int h = coarse / 2 > 0 ? coarse / 2 : 1;
     /* the work box: from 0 for the first budget (its min-peak ILPs count),
-     * from the work done so far for later ones */
+     * from the work done so far for later ones, which get a quarter of it
+     * (they start from every point solved so far; a caller probing many
+     * budgets, e.g. a bisection for the smallest one that fits, would
+     * otherwise pay the whole box at each) */
     long box = s->p.grid_work, work0 = 0;
     if (!r) r = grid_stats(s, err);
-    if (!r && s->n_solved > 0) work0 = s->info.cm.work;
+    if (!r && s->n_solved > 0) {
+        work0 = s->info.cm.work;
+        if (box > 0) box = box / 4 > 0 ? box / 4 : 1;
+        /* and all budgets together at most twice the box: past it, later
+         * budgets use the options found so far */
+        if (box > 0 && work0 >= 2 * s->p.grid_work) n = 0;
+    }
+    if (n == 0 && s->n_solved > 0 && box > 0 && work0 >= 2 * s->p.grid_work) {
+        if (s->p.cm.verbose)
+            rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
+                          "rockmate: budget %lld: the solver's work (%ld) has reached twice the box; no new grid "
+                          "point", (long long)budget, work0);
+        goto out;
+    }
     for (int round = 0; !r; round++) {
         long work = s->info.cm.work - work0;
         if (box > 0 && work >= box && s->have_costs && round > 0) {
@@ -281,6 +298,7 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
             rk_log_printf(&s->p.cm.log, RK_LOG_INFO, "rockmate: budget %lld: grid round %d, step %d: %d more points",
                           (long long)budget, round, h, n);
     }
+out:
     for (int c = 0; c < nc; c++) {
         if (want) free(want[c]);
         if (used) free(used[c]);
@@ -317,6 +335,7 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
             pc.greedy_step = step > 0 ? step : 1;
         }
         if (p->grid_ilp_max_cols > 0) pc.ilp_max_cols = p->grid_ilp_max_cols;
+        pc.node_limit_rows = p->grid_node_rows;
         s->box_start = rk_checkmate_clock();
         if (p->grid_time_box > 0) pc.deadline = s->box_start + p->grid_time_box;
         r = rk_checkmate_chain_grids(ch, &pc, &s->grids, err);
