@@ -36,7 +36,8 @@ struct bb_conflict_pool {
     int n_rows;
     int *idx;
     double *val;
-    long nnz, cap_nnz;
+    long nnz, cap_nnz; /* entries used, the most allowed */
+    long alloc;        /* entries allocated (grown as needed) */
     double *a;         /* n: scratch for a proof */
     int *tidx;         /* n: scratch entries */
     double *tval;
@@ -108,14 +109,17 @@ static int cf_make_room(bb_conflict_pool *p, int len) {
         cf_compact(p, drop);
     }
     if (p->nnz + len > p->cap_nnz) return -1;
-    if (!p->idx) {
-        p->idx = malloc((size_t)p->cap_nnz * sizeof *p->idx);
-        p->val = malloc((size_t)p->cap_nnz * sizeof *p->val);
-        if (!p->idx || !p->val) {
-            free(p->idx); free(p->val);
-            p->idx = NULL; p->val = NULL;
-            return -1;
-        }
+    if (p->nnz + len > p->alloc) {
+        long a = p->alloc ? 2 * p->alloc : 4096;
+        while (a < p->nnz + len) a *= 2;
+        if (a > p->cap_nnz) a = p->cap_nnz;
+        int *ni = realloc(p->idx, (size_t)a * sizeof *ni);
+        if (!ni) return -1;
+        p->idx = ni;
+        double *nv = realloc(p->val, (size_t)a * sizeof *nv);
+        if (!nv) return -1;
+        p->val = nv;
+        p->alloc = a;
     }
     return 0;
 }
