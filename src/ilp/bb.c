@@ -12,6 +12,12 @@
 
 #include "bb_internal.h"
 
+/* budgets of fix-and-propagate (passes over the matrix): the first attempt
+ * of a solve, the others at the root, one in the tree */
+#define BB_FP_WORK_FIRST 2000
+#define BB_FP_WORK 250
+#define BB_FP_WORK_NODE 100
+
 /* ------------------------------------------------------------ helpers */
 
 void bb_note_pruned(bb_ctx *c, double bound) {
@@ -266,17 +272,20 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             bb_heur_rounding(c);
             /* without an incumbent: randomized rounding with propagation,
              * a few streams at the root, one now and then */
-            for (int a = 0; a < (depth == 0 ? 16 : 1) && !c->has_inc; a++)
-                bb_heur_fix_and_propagate(c, c->x, c->rr_attempts++);
-            /* RENS where the dive finds nothing, from the node's LP point
-             * (the dive moves c->x) */
+            for (int a = 0; a < (depth > 0 ? 1 : c->is_sub ? 2 : 4) && !c->has_inc; a++)
+                bb_heur_fix_and_propagate(c, c->x, c->rr_attempts++, depth == 0 ? BB_FP_WORK : BB_FP_WORK_NODE);
+            /* RENS in the tree where nothing else found an incumbent, from
+             * the node's LP point (the dive moves c->x), with a tenth of the
+             * nodes so far as its node limit; not at the root, where
+             * fix-and-propagate finds the schedules for less (RENS's
+             * sub-MIP spent up to 24 s there on the infeasible remat MILPs) */
             double *xn = NULL;
-            if (!c->is_sub && !c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) {
+            if (!c->is_sub && !c->has_inc && depth > 0 && (c->nodes % 500) == 0) {
                 xn = malloc((size_t)c->n * sizeof *xn);
                 if (xn) memcpy(xn, c->x, (size_t)c->n * sizeof *xn);
             }
             bb_heur_dive(c, c->n);
-            if (xn && !c->has_inc) bb_heur_rens(c, xn);
+            if (xn && !c->has_inc) bb_heur_rens(c, xn, c->nodes / 10);
             free(xn);
             if (!c->is_sub && c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) bb_heur_rins(c);
             bb_apply_bounds(c, c->llb, c->lub);
@@ -846,7 +855,8 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     /* without an incumbent: randomized rounding of the root LP point before
      * the cuts move it (the rematerialization MILPs round better there) */
     if (c.n_int > 0)
-        for (int a = 0; a < 4 && !c.has_inc; a++) bb_heur_fix_and_propagate(&c, c.x, c.rr_attempts++);
+        for (int a = 0; a < (c.is_sub ? 1 : 4) && !c.has_inc; a++)
+            bb_heur_fix_and_propagate(&c, c.x, c.rr_attempts++, a == 0 && !c.is_sub ? BB_FP_WORK_FIRST : BB_FP_WORK);
     /* cuts at the root */
     bb_root_cuts(&c);
     bb_debug_lp_value(&c, dbg_in, "root LP after the cuts");

@@ -1,14 +1,14 @@
 /* bb_heur.c — owns incumbents of branch-and-bound: the feasibility check of
  * a candidate solution (bounds and every row), its clean-up by an unscaled
  * LP when it misses a row, accepting a better one, and the primal
- * heuristics that find them early: simple rounding (using the rows' locks),
+ * heuristics that find them early (but fix-and-propagate: bb_fixprop.c):
+ * simple rounding (using the rows' locks),
  * LP diving (fix the least fractional variable in its cheaper direction,
  * propagate, re-solve, backing up once, repeat), RINS (a sub-MILP where the
  * columns on which the node LP and the incumbent agree are fixed) and RENS
  * (one around the node LP point when there is no incumbent). */
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -197,8 +197,7 @@ out:
     return ok;
 }
 
-/* Rows in which moving x_j down (dir 0) or up (dir 1) may violate a bound. */
-static int bb_locks(const bb_ctx *c, int j, int dir) {
+int bb_locks(const bb_ctx *c, int j, int dir) {
     int k = 0;
     for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) {
         int i = c->A.index[p];
@@ -223,130 +222,6 @@ void bb_heur_rounding(bb_ctx *c) {
     }
     bb_offer_solution(c, y, "rounding");
     free(y);
-}
-
-/* A small deterministic generator (splitmix64) for the randomized rounding:
- * its stream depends only on the seed and the attempt, never on threads. */
-static uint64_t bb_rand_next(uint64_t *state) {
-    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double bb_rand_real(uint64_t *state, double lo, double hi) {
-    return lo + (hi - lo) * (double)(bb_rand_next(state) >> 11) * (1.0 / 9007199254740992.0);
-}
-
-/* The integer columns, most locked first (uplocks x downlocks, then by
- * index): the order in which the randomized rounding fixes them, so that the
- * columns that constrain most are decided while the domain is still wide.
- * Built once per solve; NULL when out of memory. */
-static const int *bb_rounding_order(bb_ctx *c) {
-    if (c->rr_order) return c->rr_order;
-    int k = 0;
-    int *ord = malloc((size_t)(c->n_int ? c->n_int : 1) * sizeof *ord);
-    double *score = malloc((size_t)(c->n ? c->n : 1) * sizeof *score);
-    if (!ord || !score) {
-        free(ord);
-        free(score);
-        return NULL;
-    }
-    for (int j = 0; j < c->n; j++)
-        if (c->is_int[j]) {
-            ord[k++] = j;
-            score[j] = (double)bb_locks(c, j, 0) * (double)bb_locks(c, j, 1);
-        }
-    /* insertion sort would be quadratic on thousands of columns: a simple
-     * merge sort by (score desc, index asc) */
-    int *tmp = malloc((size_t)(k ? k : 1) * sizeof *tmp);
-    if (!tmp) {
-        free(ord);
-        free(score);
-        return NULL;
-    }
-    for (int w = 1; w < k; w *= 2)
-        for (int lo = 0; lo < k; lo += 2 * w) {
-            int mid = lo + w < k ? lo + w : k, hi = lo + 2 * w < k ? lo + 2 * w : k;
-            int a = lo, b = mid, t = lo;
-            while (a < mid || b < hi) {
-                int take_a = b >= hi || (a < mid && (score[ord[a]] > score[ord[b]] ||
-                                                     (score[ord[a]] == score[ord[b]] && ord[a] < ord[b])));
-                tmp[t++] = take_a ? ord[a++] : ord[b++];
-            }
-            memcpy(ord + lo, tmp + lo, (size_t)(hi - lo) * sizeof *ord);
-        }
-    free(tmp);
-    free(score);
-    c->rr_order = ord;
-    return ord;
-}
-
-/* Randomized rounding with propagation (fix-and-propagate, the idea of
- * HiGHS's randomized rounding): the integer columns are fixed one at a time,
- * most locked first, to a rounding of the LP point x -- up when no row
- * stops the column going up, down when none stops it going down, else
- * floor(x + r) with r uniform in [0.1, 0.9] -- and each fix is propagated,
- * so that the later columns see what the earlier fixes imply (a plain
- * rounding ignores that and fails on rows that tie many binaries, such as the
- * memory rows of the rematerialization MILPs).  The continuous columns then
- * come from an LP with the integers fixed.  Gives up when propagation empties
- * a domain.  Leaves the simplex with the node's bounds and basis. */
-void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt) {
-    int n = c->n;
-    const int *ord = bb_rounding_order(c);
-    double *lb = malloc((size_t)(n ? n : 1) * sizeof *lb), *ub = malloc((size_t)(n ? n : 1) * sizeof *ub);
-    if (!ord || !lb || !ub) {
-        free(lb);
-        free(ub);
-        return;
-    }
-    memcpy(lb, c->llb, (size_t)n * sizeof *lb);
-    memcpy(ub, c->lub, (size_t)n * sizeof *ub);
-    uint64_t state = ((uint64_t)c->par->seed << 32) ^ (0x5851F42D4C957F2Dull * (attempt + 1));
-    int ok = 1;
-    for (int k = 0; k < c->n_int && ok; k++) {
-        int j = ord[k];
-        if (lb[j] == ub[j]) continue;
-        double v;
-        if (bb_locks(c, j, 1) == 0) v = ceil(x[j] - BB_INT_TOL);
-        else if (bb_locks(c, j, 0) == 0) v = floor(x[j] + BB_INT_TOL);
-        else v = floor(x[j] + bb_rand_real(&state, 0.1, 0.9));
-        v = fmin(fmax(v, lb[j]), ub[j]);
-        lb[j] = ub[j] = v;
-        c->prop_continuous = 1;
-        if (bb_propagate(c, lb, ub, j)) ok = 0;
-        c->prop_continuous = 0;
-    }
-    /* the LP gets the integers fixed and the node's continuous bounds (the
-     * propagated ones are implied, up to rounding) */
-    for (int j = 0; j < n; j++)
-        if (!c->is_int[j]) {
-            lb[j] = c->llb[j];
-            ub[j] = c->lub[j];
-        }
-    if (ok) {
-        if (c->n_int == n) {
-            bb_offer_solution(c, lb, "randomized rounding");
-        } else {
-            double *sl = c->llb, *su = c->lub;
-            double *y = malloc((size_t)n * sizeof *y);
-            if (y) {
-                /* bb_polish_solution fixes the integers of y within the
-                 * bounds it finds in llb/lub: the propagated ones */
-                for (int j = 0; j < n; j++) y[j] = c->is_int[j] ? lb[j] : x[j];
-                c->llb = lb;
-                c->lub = ub;
-                bb_polish_solution(c, y);
-                c->llb = sl;
-                c->lub = su;
-                bb_apply_bounds(c, c->llb, c->lub);
-                free(y);
-            }
-        }
-    }
-    free(lb);
-    free(ub);
 }
 
 /* Dive from the current node LP.  Leaves the simplex with the node's bounds
@@ -522,7 +397,7 @@ static int bb_rens_bounds(const bb_ctx *c, const double *x, int all, double *lb,
     return nfix;
 }
 
-void bb_heur_rens(bb_ctx *c, const double *x) {
+void bb_heur_rens(bb_ctx *c, const double *x, long node_limit) {
     int n = c->n, nint = 0;
     for (int j = 0; j < n; j++)
         if (c->is_int[j] && fabs(x[j] - floor(x[j] + 0.5)) < 1e-6) nint++;
@@ -530,10 +405,10 @@ void bb_heur_rens(bb_ctx *c, const double *x) {
     double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
     if (lb && ub) {
         bb_rens_bounds(c, x, 1, lb, ub);
-        bb_sub_mip(c, lb, ub, 1000, "RENS");
+        bb_sub_mip(c, lb, ub, node_limit, "RENS");
         /* all fixed is often infeasible (a schedule needs room to recompute
          * where the LP did not): once more with only the cost-held ones */
-        if (!c->has_inc && bb_rens_bounds(c, x, 0, lb, ub) < nint) bb_sub_mip(c, lb, ub, 1000, "RENS (costed fixings)");
+        if (!c->has_inc && bb_rens_bounds(c, x, 0, lb, ub) < nint) bb_sub_mip(c, lb, ub, node_limit, "RENS (costed fixings)");
     }
     free(lb);
     free(ub);

@@ -6,6 +6,7 @@
  * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
  * bb_probe.c (root probing), bb_branch.c (pseudocost / reliability
  * branching), bb_heur.c (incumbent checks, rounding, diving, RINS and RENS),
+ * bb_fixprop.c (fix-and-propagate with backjumping),
  * bb_cuts.c and bb_cover.c (cutting planes at the root), bb_conflict.c
  * (conflict analysis), bb_debug.c (the debug-solution checks).  Calls go downward only: bb.c calls the others,
  * which call bb_lp.c (and bb_debug.c, bb_prop.c, bb_queue.c); the sub-MIPs of
@@ -167,19 +168,23 @@ int bb_polish_solution(bb_ctx *c, const double *x);
  * offered.  Returns 1 with *z its value (min form; a valid node bound) and x
  * its point (n values), 0 when infeasible, -1 when it could not be solved. */
 int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x);
+/* Rows in which moving x_j down (dir 0) or up (dir 1) may violate a side. */
+int bb_locks(const bb_ctx *c, int j, int dir);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);
-/* Randomized rounding with propagation of the LP point x (attempt: which
- * random stream of this solve's seed). */
-void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt);
+/* Randomized rounding with propagation of the LP point x, with conflict
+ * backjumping (bb_fixprop.c; attempt: which random stream of this solve's
+ * seed; work: its budget of propagation work, in passes over the matrix). */
+void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, double work);
 /* RINS: fix the integer columns where the node LP and the incumbent agree
  * and solve the rest as a small MILP with a node limit. */
 void bb_heur_rins(bb_ctx *c);
 /* RENS: fix the integer columns that are integral at the LP point x,
  * restrict the others to their two nearest integers, and solve that as a
- * small MILP (a first incumbent where diving fails: the Checkmate MILPs). */
-void bb_heur_rens(bb_ctx *c, const double *x);
+ * small MILP (a first incumbent where diving fails: the Checkmate MILPs)
+ * of at most node_limit nodes. */
+void bb_heur_rens(bb_ctx *c, const double *x, long node_limit);
 
 /* branching: pick a fractional column; returns column, or -1 when the node
  * can be pruned (strong branching proved both children infeasible), or -2

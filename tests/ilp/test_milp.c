@@ -871,6 +871,31 @@ START_TEST(test_remat_root_incumbent) {
 }
 END_TEST
 
+/* A tight-budget rematerialization MILP (n16_B92, optimum 240) whose
+ * randomized rounding with propagation reaches a column that can take
+ * neither value after a few hundred fixings, whatever the random stream:
+ * fix-and-propagate with backjumping (bb_fixprop.c) finds a schedule at the
+ * root, the same on 1 and 2 threads.  Without the backjumping the first
+ * incumbent came after 1000 nodes. */
+START_TEST(test_remat_backjump_incumbent) {
+    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
+    rk_milp_result r[2];
+    for (int t = 0; t < 2; t++) {
+        rk_milp_params p = params_on(t + 1);
+        p.node_limit = 1;
+        r[t] = solve(lp, &p);
+        ck_assert_msg(r[t].has_solution, "no incumbent at the root (%s)", rk_milp_status_name(r[t].status));
+        ck_assert_int_eq(r[t].status, RK_MILP_TIME_LIMIT);
+        ck_assert(r[t].objective >= 240 - 1e-6);
+        ck_assert(r[t].bound <= 240 + 1e-6);
+    }
+    ck_assert_double_eq(r[0].objective, r[1].objective);
+    ck_assert_int_eq(r[0].iterations, r[1].iterations);
+    for (int t = 0; t < 2; t++) rk_milp_result_free(&r[t]);
+    rk_lp_free(lp);
+}
+END_TEST
+
 int main(void) {
     n_inst = ilp_load_optima(inst_name, inst_opt, MAX_INST);
     Suite *s = suite_create("milp");
@@ -879,6 +904,7 @@ int main(void) {
     tcase_add_test(toys, test_status_names);
     tcase_add_test(toys, test_log_callback);
     tcase_add_test(toys, test_remat_root_incumbent);
+    tcase_add_test(toys, test_remat_backjump_incumbent);
     tcase_add_test(toys, test_infeasible_integer);
     tcase_add_test(toys, test_infeasible_lp);
     tcase_add_test(toys, test_unbounded);

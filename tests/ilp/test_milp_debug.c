@@ -8,7 +8,8 @@
  * points that failed the feasibility check once unscaled were pruned as if
  * solved) is right for seeds 0-9 on 1 and 2 threads, with the debug
  * solution checked; so is fixnet6 (over 120 s before coefficient tightening
- * and flow-cover-like c-MIR cuts). */
+ * and flow-cover-like c-MIR cuts); fix-and-propagate on a tight remat MILP
+ * keeps its optimal schedule. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +99,34 @@ static void assert_fault_caught(const char *name, int fault, const char *expect)
     free(x);
     rk_lp_free(lp);
 }
+
+/* Fix-and-propagate with backjumping (bb_fixprop.c) on a tight remat MILP,
+ * with its optimal schedule as the debug solution: every propagation in the
+ * heuristic's domains that still hold it is checked, none cuts it off, and
+ * the root has an incumbent (worse than the optimum, so the debug solution
+ * stays active through the nodes). */
+START_TEST(test_debug_remat_fixprop) {
+    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/remat/remat_n16_B92.sol", ilp_testdata());
+    double *x = NULL;
+    rk_error err;
+    err.msg[0] = 0;
+    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.node_limit = 20;
+    p.debug_solution = x;
+    rk_milp_result r;
+    rk_status st = rk_milp_solve(lp, &p, &r, &err);
+    ck_assert_msg(st == RK_OK, "%s", err.msg);
+    ck_assert_msg(r.has_solution, "no incumbent (%s)", rk_milp_status_name(r.status));
+    ck_assert(r.objective > 240 - 1e-6 && r.bound <= 240 + 1e-6);
+    rk_milp_result_free(&r);
+    free(x);
+    rk_lp_free(lp);
+}
+END_TEST
 
 START_TEST(test_debug_planted_cut) {
     assert_fault_caught("p0033", 1, "planted cut");
@@ -278,6 +307,7 @@ int main(void) {
     Suite *s = suite_create("milp_debug");
     TCase *t = tcase_create("debug");
     tcase_set_timeout(t, 600);
+    tcase_add_test(t, test_debug_remat_fixprop);
     tcase_add_test(t, test_debug_planted_cut);
     tcase_add_test(t, test_debug_planted_bound);
     tcase_add_test(t, test_debug_infeasible_refused);
