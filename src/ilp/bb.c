@@ -17,6 +17,9 @@
 #define BB_FP_WORK_FIRST 2000
 #define BB_FP_WORK 250
 #define BB_FP_WORK_NODE 100
+/* with an incumbent, only while the gap to the node's bound is above this
+ * (relative): below it there is little to improve */
+#define BB_FP_GAP 0.02
 
 /* ------------------------------------------------------------ helpers */
 
@@ -270,10 +273,19 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         /* heuristics: at the root and now and then */
         if (resolves == 0 && (depth == 0 || (c->nodes % 100) == 0 || (!c->has_inc && (c->nodes % 20) == 0))) {
             bb_heur_rounding(c);
-            /* without an incumbent: randomized rounding with propagation,
-             * a few streams at the root, one now and then */
-            for (int a = 0; a < (depth > 0 ? 1 : c->is_sub ? 2 : 4) && !c->has_inc; a++)
-                bb_heur_fix_and_propagate(c, c->x, c->rr_attempts++, depth == 0 ? BB_FP_WORK : BB_FP_WORK_NODE);
+            /* randomized rounding with propagation, a few streams at the
+             * root, one now and then; with an incumbent too (propagation
+             * then has the objective cutoff: only better schedules pass,
+             * n16_B92 268 -> 248 at the root after the cuts) while the
+             * gap is large: at the root until one fails, in the tree while
+             * it improves the incumbent at least once in 8 calls */
+            int fp_on = !c->has_inc || (c->inc_z - *node_bound > BB_FP_GAP * fmax(1.0, fabs(c->inc_z)) &&
+                                        (depth == 0 || (c->fp_wins + 1) * 8 > c->fp_tries));
+            for (int a = 0; fp_on && a < (depth > 0 ? 1 : c->is_sub ? 2 : 4); a++) {
+                int had = c->has_inc;
+                int won = bb_heur_fix_and_propagate(c, c->x, c->rr_attempts++, depth == 0 ? BB_FP_WORK : BB_FP_WORK_NODE);
+                if (had && !won) break; /* with the cutoff, one failure ends the round */
+            }
             /* RENS in the tree where nothing else found an incumbent, from
              * the node's LP point (the dive moves c->x), with a tenth of the
              * nodes so far as its node limit; not at the root, where

@@ -81,7 +81,7 @@ typedef struct {
     bb_ctx *c;
     int n;
     double *lb, *ub;      /* the domain after the decisions */
-    double *tlb, *tub;    /* a trial fix */
+    double *y;            /* scratch (n) */
     int *ord;             /* the order of the columns (this attempt's: conflicts move columns up) */
     fp_dec *dec;          /* the decisions (n_int at most) */
     int nd;
@@ -109,16 +109,13 @@ static void fp_replay(fp_search *s, int p) {
 }
 
 /* Whether column j can take neither value v nor w (NAN: none) in the domain
- * after the first p decisions (the domain is left in lb/ub). */
+ * after the first p decisions (lb/ub are left undefined). */
 static int fp_refuted(fp_search *s, int p, int j, double v, double w) {
-    fp_replay(s, p);
-    size_t sz = (size_t)s->n * sizeof *s->lb;
     double vals[2] = {v, w};
     for (int k = 0; k < 2; k++) {
         if (isnan(vals[k])) continue;
-        memcpy(s->tlb, s->lb, sz);
-        memcpy(s->tub, s->ub, sz);
-        if (!fp_fix(s->c, s->tlb, s->tub, j, vals[k])) return 0;
+        fp_replay(s, p);
+        if (!fp_fix(s->c, s->lb, s->ub, j, vals[k])) return 0;
     }
     return 1;
 }
@@ -172,26 +169,22 @@ static int fp_run(fp_search *s, const double *x, unsigned attempt, double work) 
         }
         double alt, v = fp_values(c, s->lb, s->ub, j, x[j], &state, &alt);
         double vals[2] = {v, alt};
-        int k;
+        if (s->nd % FP_CHECK_EVERY == 0 && s->nd / FP_CHECK_EVERY >= s->nck) {
+            memcpy(s->ck + (size_t)s->nck * 2 * n, s->lb, sz);
+            memcpy(s->ck + (size_t)s->nck * 2 * n + n, s->ub, sz);
+            s->nck++;
+        }
+        /* each value is tried in place; a failed trial is undone by a
+         * replay from the last checkpoint (copying the domain for every
+         * trial cost more than the propagation on the big problems) */
+        int k, tried = 0;
         for (k = 0; k < 2; k++) {
             if (isnan(vals[k])) continue;
-            memcpy(s->tlb, s->lb, sz);
-            memcpy(s->tub, s->ub, sz);
-            if (!fp_fix(c, s->tlb, s->tub, j, vals[k])) break;
+            if (tried) fp_replay(s, s->nd);
+            tried = 1;
+            if (!fp_fix(c, s->lb, s->ub, j, vals[k])) break;
         }
         if (k < 2) {
-            /* fixed: the domain becomes the trial's */
-            if (s->nd % FP_CHECK_EVERY == 0 && s->nd / FP_CHECK_EVERY >= s->nck) {
-                memcpy(s->ck + (size_t)s->nck * 2 * n, s->lb, sz);
-                memcpy(s->ck + (size_t)s->nck * 2 * n + n, s->ub, sz);
-                s->nck++;
-            }
-            double *t = s->lb;
-            s->lb = s->tlb;
-            s->tlb = t;
-            t = s->ub;
-            s->ub = s->tub;
-            s->tub = t;
             s->dec[s->nd++] = (fp_dec){.col = j, .pos = pos, .val = vals[k], .alt = k == 0 ? alt : NAN};
             pos++;
             continue;
@@ -216,11 +209,7 @@ static int fp_run(fp_search *s, const double *x, unsigned attempt, double work) 
         if (s->nck > s->nd / FP_CHECK_EVERY + 1) s->nck = s->nd / FP_CHECK_EVERY + 1;
         fp_replay(s, s->nd);
         if (!isnan(d.alt)) {
-            memcpy(s->tlb, s->lb, sz);
-            memcpy(s->tub, s->ub, sz);
-            if (!fp_fix(c, s->tlb, s->tub, d.col, d.alt)) {
-                memcpy(s->lb, s->tlb, sz);
-                memcpy(s->ub, s->tub, sz);
+            if (!fp_fix(c, s->lb, s->ub, d.col, d.alt)) {
                 s->dec[s->nd++] = (fp_dec){.col = d.col, .pos = d.pos, .val = d.alt, .alt = NAN};
                 pos = d.pos + 1;
                 continue;
@@ -242,8 +231,9 @@ static int fp_run(fp_search *s, const double *x, unsigned attempt, double work) 
  * that tie many binaries, such as the memory rows of the rematerialization
  * MILPs, and a rounding without backjumping gives up at its first conflict.
  * The continuous columns then come from an LP with the integers fixed.
- * Leaves the simplex with the node's bounds and basis. */
-void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, double work) {
+ * Leaves the simplex with the node's bounds and basis; returns 1 when the
+ * incumbent is new or better. */
+int bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, double work) {
     int n = c->n;
     fp_search s = {.c = c, .n = n};
     const int *ord = fp_order(c);
@@ -251,13 +241,13 @@ void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, dou
     int nck = c->n_int / FP_CHECK_EVERY + 2;
     s.lb = malloc(sz);
     s.ub = malloc(sz);
-    s.tlb = malloc(sz);
-    s.tub = malloc(sz);
+    s.y = malloc(sz);
     s.ord = malloc((size_t)(c->n_int ? c->n_int : 1) * sizeof *s.ord);
     s.dec = malloc((size_t)(c->n_int ? c->n_int : 1) * sizeof *s.dec);
     s.ck = malloc((size_t)nck * 2 * sz);
-    int ok = 0;
-    if (ord && s.ord && s.lb && s.ub && s.tlb && s.tub && s.dec && s.ck) {
+    int ok = 0, had = c->has_inc;
+    double z0 = c->inc_z;
+    if (ord && s.ord && s.lb && s.ub && s.y && s.dec && s.ck) {
         memcpy(s.ord, ord, (size_t)c->n_int * sizeof *s.ord);
         memcpy(s.lb, c->llb, (size_t)n * sizeof *s.lb);
         memcpy(s.ub, c->lub, (size_t)n * sizeof *s.ub);
@@ -277,7 +267,7 @@ void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, dou
             double *sl = c->llb, *su = c->lub;
             /* bb_polish_solution fixes the integers of y within the bounds
              * it finds in llb/lub: the propagated ones */
-            double *y = s.tlb;
+            double *y = s.y;
             for (int j = 0; j < n; j++) y[j] = c->is_int[j] ? s.lb[j] : x[j];
             c->llb = s.lb;
             c->lub = s.ub;
@@ -287,11 +277,16 @@ void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, dou
             bb_apply_bounds(c, c->llb, c->lub);
         }
     }
+    int won = c->has_inc && (!had || c->inc_z < z0);
+    if (had) {
+        c->fp_tries++;
+        c->fp_wins += won;
+    }
     free(s.lb);
     free(s.ub);
-    free(s.tlb);
-    free(s.tub);
+    free(s.y);
     free(s.dec);
     free(s.ord);
     free(s.ck);
+    return won;
 }

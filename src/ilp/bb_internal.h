@@ -121,7 +121,8 @@ typedef struct bb_ctx {
      * heuristics call the search they are part of through this pointer, so
      * that no file below bb.c calls up into it. */
     unsigned rr_attempts; /* randomized roundings tried (each its own random stream) */
-    int *rr_order;        /* their column order (bb_heur.c; NULL until first used) */
+    int *rr_order;        /* their column order (bb_fixprop.c; NULL until first used) */
+    long fp_tries, fp_wins; /* fix-and-propagate calls with an incumbent, and those that improved it */
     int prop_continuous;  /* propagation also tightens continuous columns (heuristics only) */
     rk_status (*solve_sub_mip)(const rk_lp *lp, const rk_milp_params *p, rk_milp_result *res, rk_error *err);
     struct bb_conflict_pool *cf; /* learned conflict rows (bb_conflict.c; NULL: none yet) */
@@ -175,8 +176,9 @@ void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);
 /* Randomized rounding with propagation of the LP point x, with conflict
  * backjumping (bb_fixprop.c; attempt: which random stream of this solve's
- * seed; work: its budget of propagation work, in passes over the matrix). */
-void bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, double work);
+ * seed; work: its budget of propagation work, in passes over the matrix);
+ * returns 1 when it found a new or better incumbent. */
+int bb_heur_fix_and_propagate(bb_ctx *c, const double *x, unsigned attempt, double work);
 /* RINS: fix the integer columns where the node LP and the incumbent agree
  * and solve the rest as a small MILP with a node limit. */
 void bb_heur_rins(bb_ctx *c);
