@@ -837,6 +837,7 @@ void spx_opts_default(spx_opts *o) {
     o->iter_limit = 0;
     o->time_limit = 0;
     o->cutoff = INFINITY;
+    o->trial = 0;
     o->verbose = 0;
     o->log = NULL;
 }
