@@ -142,6 +142,56 @@ START_TEST(parts_keep_optima) {
 }
 END_TEST
 
+/* Size limits of the grid solved in part: with ilp_max_cols below every
+ * model's size no ILP is solved (min-peak included), the greedy options
+ * are the grid's options and fit the lines they were made for; with
+ * node_limit_rows below every LP's rows each grid ILP gets one node. */
+START_TEST(size_limits) {
+    for (unsigned seed = 2100; seed < 2104; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 5, &g, &err), RK_OK);
+        rk_checkmate_params p = params(6, 5, 2);
+        p.greedy_step = 2;
+        p.ilp_max_cols = 1;
+        rk_checkmate_grid *gr = NULL;
+        ck_assert_msg(rk_checkmate_grid_new(&g, &p, &gr, &err) == RK_OK, "%s", err.msg);
+        ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, NULL, &err), RK_OK);
+        rk_checkmate_stats st;
+        rk_checkmate_grid_stats(gr, &st);
+        ck_assert_int_eq(st.n_ilps, 0);
+        ck_assert_int_eq(st.nodes, 0);
+        rk_option *o = NULL;
+        int n = 0;
+        ck_assert_int_eq(rk_checkmate_grid_options(gr, &o, &n, &err), RK_OK);
+        ck_assert(n >= 1);
+        for (int k = 0; k < n; k++) {
+            rk_option c;
+            ck_assert_int_eq(rk_option_copy(&c, &o[k]), RK_OK);
+            ck_assert_msg(rk_option_evaluate(&g, &c, &err) == RK_OK, "%s", err.msg);
+            ck_assert(c.fwd_time == o[k].fwd_time && c.bwd_time == o[k].bwd_time);
+            ck_assert(c.fwd_peak <= st.max_peak && c.bwd_peak <= st.max_peak);
+            rk_option_free(&c);
+            rk_option_free(&o[k]);
+        }
+        free(o);
+        rk_checkmate_grid_free(gr);
+
+        p = params(6, 5, 2);
+        p.node_limit = 10;
+        p.node_limit_rows = 1;
+        ck_assert_msg(rk_checkmate_grid_new(&g, &p, &gr, &err) == RK_OK, "%s", err.msg);
+        rk_checkmate_stats st0;
+        rk_checkmate_grid_stats(gr, &st0); /* the min-peak ILP: no such limit */
+        ck_assert_int_eq(rk_checkmate_grid_solve(&gr, 1, NULL, &err), RK_OK);
+        rk_checkmate_grid_stats(gr, &st);
+        ck_assert(st.nodes - st0.nodes <= st.n_ilps);
+        rk_checkmate_grid_free(gr);
+        rk_graph_free(&g);
+    }
+}
+END_TEST
+
 /* Solve the chain at budget b with the given parameters (fresh solver). */
 static rk_status solve_at(const rk_chain *ch, rk_solve_params *sp, int64_t b, rk_solve_result *res,
                           rk_schedule *s, rk_checkmate_stats *st) {
@@ -370,6 +420,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("parts");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, parts_keep_optima);
+    tcase_add_test(tc, size_limits);
     suite_add_tcase(s, tc);
     tc = tcase_create("pattern_search");
     tcase_set_timeout(tc, 300);
