@@ -45,7 +45,7 @@ typedef struct {
                                     min-peak ILPs of rk_solver_new; each later
                                     budget of the solver gets a quarter of
                                     it, and once the solver's work reaches
-                                    twice the box later budgets solve no new
+                                    1.5 times the box later budgets solve no new
                                     point), in the units of
                                     rk_checkmate_stats.work (each ILP's simplex
                                     iterations x its rows / 1000; ~50 000 a

@@ -230,14 +230,14 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
     if (!r && s->n_solved > 0) {
         work0 = s->info.cm.work;
         if (box > 0) box = box / 4 > 0 ? box / 4 : 1;
-        /* and all budgets together at most twice the box: past it, later
+        /* and all budgets together at most 1.5 times the box: past it, later
          * budgets use the options found so far */
-        if (box > 0 && work0 >= 2 * s->p.grid_work) n = 0;
+        if (box > 0 && work0 >= s->p.grid_work + s->p.grid_work / 2) n = 0;
     }
-    if (n == 0 && s->n_solved > 0 && box > 0 && work0 >= 2 * s->p.grid_work) {
+    if (n == 0 && s->n_solved > 0 && box > 0 && work0 >= s->p.grid_work + s->p.grid_work / 2) {
         if (s->p.cm.verbose)
             rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
-                          "rockmate: budget %lld: the solver's work (%ld) has reached twice the box; no new grid "
+                          "rockmate: budget %lld: the solver's work (%ld) has reached 1.5 times the box; no new grid "
                           "point", (long long)budget, work0);
         goto out;
     }
