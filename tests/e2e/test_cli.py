@@ -147,6 +147,22 @@ class CheckmateImport(unittest.TestCase):
             self.assertTrue(open(dp).read().startswith("digraph"))
 
 
+class VerboseInfeasible(unittest.TestCase):
+    """`solve --verbose` below the smallest budget: the search for the
+    smallest budget that works solves again with the same solver, whose log
+    still goes through the progress display (it used to be freed by then:
+    a use after free, SIGSEGV on a traced U-Net)."""
+
+    def test_verbose_smallest_budget(self):
+        chain = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "chains", "gpt2_l2.rkg")
+        p = run("solve", chain, "--budget", "60kB", "--algo", "rockmate", "--grid", "3x3", "--verbose", check=3)
+        self.assertIn("the smallest budget that works is", p.stderr)
+        lines = p.stderr.splitlines()
+        first = next(i for i, l in enumerate(lines) if "budget 60000" in l and "grid round" in l)
+        # the bisection's own solves are logged too, after the first budget's
+        self.assertTrue(any("grid round" in l and "budget 60000" not in l for l in lines[first + 1:]), p.stderr)
+
+
 class CheckmateNeverEmpty(unittest.TestCase):
     """Whole-graph Checkmate on an imported graph: with a short time limit it
     returns a schedule at every budget where rkmate knows one (started from

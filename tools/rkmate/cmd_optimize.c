@@ -103,6 +103,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (s != RK_OK) return cli_report(cmd, s, &err);
     int code = CLI_OK;
     rk_solver *sv = NULL;
+    solve_progress *pg = NULL;
     rk_schedule sc;
     rk_schedule_init(&sc);
     int64_t budget = -1;
@@ -115,7 +116,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     long nproc = sysconf(_SC_NPROCESSORS_ONLN);
     solve_cli_params(&so, nproc > 0 ? (int)nproc : 1, &par); /* libtorch changes the OpenMP default */
     double t0 = now_s();
-    solve_progress *pg = solve_progress_start("rkmate optimize", co.ex.progress, &so, &ch, &par);
+    pg = solve_progress_start("rkmate optimize", co.ex.progress, &so, &ch, &par);
     s = rk_solver_new(&ch, &par, &sv, &err);
     rk_solve_result sr;
     if (s == RK_OK) s = rk_solver_solve(sv, budget, &sc, &sr, &err);
@@ -155,6 +156,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (ro.check && !rr.grads_equal) code = CLI_FAIL;
 done:
     if (sv) rk_solver_free(sv);
+    solve_progress_free(pg);
     rk_schedule_free(&sc);
     rk_chain_free(&ch);
     return code;

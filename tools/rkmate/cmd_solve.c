@@ -84,12 +84,13 @@ int rk_cmd_solve(int argc, char **argv) {
     long slots = so.slots;
     int rc = CLI_OK;
     rk_solver *sv = NULL;
+    solve_progress *pg = NULL;
     rk_schedule s;
     rk_schedule_init(&s);
     rk_solve_params par;
     solve_cli_params(&so, 0, &par);
     double t0 = omp_get_wtime();
-    solve_progress *pg = solve_progress_start("rkmate solve", progress, &so, &ch, &par);
+    pg = solve_progress_start("rkmate solve", progress, &so, &ch, &par);
     st = rk_solver_new(&ch, &par, &sv, &err);
     if (st) {
         solve_progress_end(pg);
@@ -168,6 +169,7 @@ int rk_cmd_solve(int argc, char **argv) {
 done:
     rk_schedule_free(&s);
     rk_solver_free(sv);
+    solve_progress_free(pg);
     rk_chain_free(&ch);
     return rc;
 }

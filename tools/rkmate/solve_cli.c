@@ -223,8 +223,10 @@ void solve_progress_end(solve_progress *p) {
         long n = atomic_load(&p->ilps);
         if (n > 0) fprintf(stderr, "%s: %ld ILPs solved in %.1f s\n", p->cmd, n, wall() - p->t0);
     }
-    free(p);
+    p->on = 0; /* the solver may still log through p (the smallest-budget search): no more line */
 }
+
+void solve_progress_free(solve_progress *p) { free(p); }
 
 /* ---------------------------------------------------------------- JSON */
 

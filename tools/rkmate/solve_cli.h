@@ -53,8 +53,11 @@ void solve_cli_params(const solve_cli *s, int default_threads, rk_solve_params *
 typedef struct solve_progress solve_progress;
 solve_progress *solve_progress_start(const char *cmd, int on, const solve_cli *s, const rk_chain *ch,
                                      rk_solve_params *par);
-/* Clears the line; prints "CMD: K ILPs in T s" when any were solved. */
+/* Clears the line; prints "CMD: K ILPs in T s" when any were solved.  The
+ * solver keeps logging through p (lines still pass on with --verbose), so p
+ * lives until solve_progress_free, after rk_solver_free. */
 void solve_progress_end(solve_progress *p);
+void solve_progress_free(solve_progress *p);
 
 /* After an infeasible solve: the smallest budget that works, exact to the
  * byte (a budget where the solver succeeds and one byte less where it does
