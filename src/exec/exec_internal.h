@@ -20,6 +20,7 @@
 #define RK_EXEC_INTERNAL_H
 
 #include <torch/script.h>
+#include <functional>
 
 #include <map>
 #include <set>
@@ -246,7 +247,11 @@ struct Runtime {
     // The group's program on the current inputs: its outputs (with grad_fn).
     std::vector<at::Tensor> exec_program(int g);
     void fwd(int g);
-    void bwd(int g);
+    // Backward of group g.  free_data: the schedule forgets g's data right
+    // after (nothing reads it later), so it is freed as soon as the group's
+    // root autograd function has run, as the plain step frees it (only the
+    // last writer of the data can have saved it: autograd's version check).
+    void bwd(int g, bool free_data = false);
     void forget_data(int g);
     void forget_phantom(int g) {
         for (auto &P : gs[g].p) P.proxy = at::Tensor();
@@ -255,6 +260,13 @@ struct Runtime {
     // The outputs that get a gradient and their gradients (zeros when none
     // arrived at all) for the group's backward.
     void bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones);
+    // Backward from the roots (graph kept).  A single root's gradient is freed
+    // as soon as the first autograd function has consumed it, as the plain
+    // step frees it (unless that function passed it on, itself or a view);
+    // returns the bytes freed so.
+    // after_root, when given, runs after the root function too.
+    static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                                      std::function<void()> after_root = nullptr);
 
   private:
     IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);

@@ -236,15 +236,25 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 std::vector<double> tb;
                 double spentb = 0;
                 for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
+                    if (r > 0) { // the gradient may have been freed by the last run
+                        roots.clear();
+                        grs.clear();
+                        R.bwd_roots(g, roots, grs, true);
+                    }
                     A.reset_peak();
                     double a = A.now();
-                    if (!roots.empty()) torch::autograd::backward(roots, grs, true);
+                    int64_t freed = Runtime::backward_consuming(roots, grs);
                     double e = A.now() - a;
                     int64_t b1 = A.cur(), bp = A.peak();
-                    if (r == 0) me.bwd_over = bp - b1;
+                    // The simulator counts the node's own gradient live during the
+                    // node: a gradient freed early (consumed) is not overhead.
+                    if (r == 0) me.bwd_over = std::max<int64_t>(0, bp - b1 - freed);
                     else { tb.push_back(e); spentb += e; }
                     reset();
                 }
+                roots.clear();
+                grs.clear();
+                R.bwd_roots(g, roots, grs, true);
                 me.bwd_time = median(tb);
                 poison_check(M, R, g, me, roots, grs, in_leaves);
             }

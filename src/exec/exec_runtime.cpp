@@ -236,7 +236,61 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
             }
 }
 
-void Runtime::bwd(int g) {
+namespace {
+// Post-hook on the root autograd function of a group's backward: once it has
+// run, its input gradient is dead unless an output is that tensor or a view
+// of it.  During the hook, two more references than the caller held before
+// the call are autograd's own (torch 2.11: the gradient list run_backward
+// makes, and the engine's `inputs` of the function); any other holder (an
+// output that is the gradient or a view of it) keeps it, and so does another
+// tensor sharing its storage (a leaf's accumulator may have kept a view of
+// another node's gradient as it is).
+struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
+    at::Tensor g;
+    size_t impl_refs = 0;
+    int64_t freed = 0;
+    std::function<void()> after;
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
+                                              const torch::autograd::variable_list &) override {
+        if (g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1) {
+            freed = (int64_t)g.storage().nbytes();
+            g.storage().unsafeGetStorageImpl()->reset();
+        }
+        if (after) after();
+        return outputs;
+    }
+};
+} // namespace
+
+int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                                    std::function<void()> after_root) {
+    if (roots.empty()) return 0;
+    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
+    FreeConsumedGrad *h = nullptr;
+    uintptr_t key = 0;
+    if (fn) {
+        auto hook = std::make_unique<FreeConsumedGrad>();
+        h = hook.get();
+        if (grads[0].defined() && grads[0].has_storage()) h->g = grads[0];
+        h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
+        h->after = std::move(after_root);
+        key = fn->add_post_hook(std::move(hook));
+    }
+    int64_t freed = 0;
+    try {
+        torch::autograd::backward(roots, grads, /*retain_graph=*/true);
+    } catch (...) {
+        if (h) fn->del_post_hook(key);
+        throw;
+    }
+    if (h) {
+        freed = h->freed;
+        fn->del_post_hook(key);
+    }
+    return freed;
+}
+
+void Runtime::bwd(int g, bool free_data) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
@@ -245,7 +299,9 @@ void Runtime::bwd(int g) {
             fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
     std::vector<at::Tensor> roots, grads;
     bwd_roots(g, roots, grads, false);
-    if (!roots.empty()) torch::autograd::backward(roots, grads, /*retain_graph=*/true);
+    std::function<void()> after;
+    if (free_data && S.p.size() == 1) after = [this, g]() { forget_data(g); };
+    backward_consuming(roots, grads, std::move(after));
 }
 
 void Runtime::forget_data(int g) {

@@ -6,7 +6,8 @@ ones that cover what rkmate must trace: a ViT, a TransformerEncoder, an LSTM
 and a GRU language model (ops returning several tensors), an unrolled
 LSTMCell with in-place activations on chunks of the gates (in-place ops on
 views whose original is read again), models returning a tuple, a list or a
-dict, top-k / max with indices, a 3-level U-Net, BatchNorm + dropout CNNs.
+dict, top-k / max with indices, a 3-level U-Net, a small ConvNeXt, BatchNorm +
+dropout CNNs.
 
 --list prints the names.  Sizes are small by default (--image 96, --batch 4).
 """
@@ -189,6 +190,47 @@ class BnDropCNN(nn.Module):
         return self.fc(F.dropout(x, 0.2, self.training))
 
 
+class ConvNeXtBlock(nn.Module):
+    """ConvNeXt block: depthwise 7x7 conv, LayerNorm over channels (channels
+    last through permute), Linear 4x + GELU + Linear, layer scale, residual."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dw = nn.Conv2d(dim, dim, 7, padding=3, groups=dim)
+        self.norm = nn.LayerNorm(dim, eps=1e-6)
+        self.fc1 = nn.Linear(dim, 4 * dim)
+        self.fc2 = nn.Linear(4 * dim, dim)
+        self.gamma = nn.Parameter(torch.full((dim,), 0.1))
+
+    def forward(self, x):
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.fc2(F.gelu(self.fc1(self.norm(y)))) * self.gamma
+        return x + y.permute(0, 3, 1, 2)
+
+
+class ConvNeXtMini(nn.Module):
+    """A small ConvNeXt (stochastic depth off): 4x4 patchify stem + LayerNorm,
+    two stages of ConvNeXt blocks with a LayerNorm + 2x2 conv downsampling,
+    global pooling, LayerNorm, head."""
+
+    def __init__(self, dims=(16, 32), depth=2, classes=10):
+        super().__init__()
+        self.stem = nn.Conv2d(3, dims[0], 4, 4)
+        self.stem_norm = nn.LayerNorm(dims[0], eps=1e-6)
+        self.stages = nn.ModuleList(nn.Sequential(*[ConvNeXtBlock(d) for _ in range(depth)]) for d in dims)
+        self.down_norm = nn.LayerNorm(dims[0], eps=1e-6)
+        self.down = nn.Conv2d(dims[0], dims[1], 2, 2)
+        self.norm = nn.LayerNorm(dims[1], eps=1e-6)
+        self.head = nn.Linear(dims[1], classes)
+
+    def forward(self, x):
+        x = self.stem_norm(self.stem(x).permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+        x = self.stages[0](x)
+        x = self.down(self.down_norm(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2))
+        x = self.stages[1](x)
+        return self.head(self.norm(x.mean((2, 3))))
+
+
 SMALL = {
     "vit": "ViT, 4 layers, dim 128 (images)",
     "transformer_encoder": "nn.TransformerEncoder x4, d 64 (seq 32 x batch 4 x 64)",
@@ -199,6 +241,7 @@ SMALL = {
     "list_out": "returns [y, topk values, max values]",
     "dict_out": "returns {'y', 'top', 'arg' (int64 argmax)}",
     "unet": "3-level U-Net (images)",
+    "convnext_mini": "small ConvNeXt: depthwise 7x7, LayerNorm via permute, Linear MLP, layer scale (images)",
     "bn_dropout_linear": "BN + dropout CNN, flatten + Linear head (images)",
     "bn_dropout_pool": "BN + dropout CNN, global-pool head (images)",
 }
@@ -222,6 +265,8 @@ def build(name, args, dtype):
         return MultiOut(name[:-4]), [common.float_input((args.batch, 32), dtype, g)]
     if name == "unet":
         return UNet(), img
+    if name == "convnext_mini":
+        return ConvNeXtMini(), img
     if name in ("bn_dropout_linear", "bn_dropout_pool"):
         return BnDropCNN(name.split("_")[-1], args.image), img
     common.die("unknown model %r (--list shows the names)" % name)
