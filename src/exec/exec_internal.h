@@ -20,7 +20,6 @@
 #define RK_EXEC_INTERNAL_H
 
 #include <torch/script.h>
-#include <functional>
 
 #include <map>
 #include <set>
@@ -182,6 +181,8 @@ std::vector<at::Tensor> make_inputs(const rk_exec_options *o);
 // Load, inline, analyse, simplify, cut into blocks and classify.
 void load_model(Model &M, const rk_exec_options *o);
 std::vector<at::Tensor> params_of(Model &M);
+// Bytes of the parameters, of those that require grad (their gradients), of the buffers.
+void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers);
 void zero_param_grads(std::vector<at::Tensor> &ps);
 at::Tensor plain_forward(Model &M, uint64_t seed);
 
@@ -247,11 +248,7 @@ struct Runtime {
     // The group's program on the current inputs: its outputs (with grad_fn).
     std::vector<at::Tensor> exec_program(int g);
     void fwd(int g);
-    // Backward of group g.  free_data: the schedule forgets g's data right
-    // after (nothing reads it later), so it is freed as soon as the group's
-    // root autograd function has run, as the plain step frees it (only the
-    // last writer of the data can have saved it: autograd's version check).
-    void bwd(int g, bool free_data = false);
+    void bwd(int g);
     void forget_data(int g);
     void forget_phantom(int g) {
         for (auto &P : gs[g].p) P.proxy = at::Tensor();
@@ -264,9 +261,7 @@ struct Runtime {
     // as soon as the first autograd function has consumed it, as the plain
     // step frees it (unless that function passed it on, itself or a view);
     // returns the bytes freed so.
-    // after_root, when given, runs after the root function too.
-    static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                      std::function<void()> after_root = nullptr);
+    static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads);
 
   private:
     IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);

@@ -184,6 +184,16 @@ std::vector<at::Tensor> params_of(Model &M) {
     return ps;
 }
 
+void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers) {
+    *params = *grads = *buffers = 0;
+    for (const at::Tensor &p : M.module.parameters()) {
+        int64_t b = p.numel() * p.element_size();
+        *params += b;
+        if (p.requires_grad()) *grads += b;
+    }
+    for (const at::Tensor &b : M.module.buffers()) *buffers += b.numel() * b.element_size();
+}
+
 void zero_param_grads(std::vector<at::Tensor> &ps) {
     for (auto &p : ps)
         if (p.requires_grad()) {

@@ -303,6 +303,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     out->model = strdup(desc.str().c_str());
     out->device = strdup(M.cuda ? "cuda" : "cpu");
     out->plain_peak = plain_peak;
+    param_memory(M, &out->param_bytes, &out->param_grad_bytes, &out->buffer_bytes);
     rk_error e;
     if (rk_chain_validate(out, "traced chain", &e) != RK_OK)
         fail(RK_EFAIL, std::string("internal error: ") + e.msg);

@@ -42,21 +42,6 @@ std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
     return cgs;
 }
 
-// Whether the forgets right after op i (before any other run) include the
-// data of the class's node `local`, run by op i: then nothing reads that data
-// after op i, and the backward may free it as soon as autograd is done with it.
-static bool forgets_data_next(const ClassGraph &cg, const rk_schedule *s, int i, int local) {
-    for (int j = i + 1; j < s->n_ops; j++) {
-        const rk_op &op = s->ops[j];
-        if (op.kind == RK_OP_MARK) continue;
-        if (op.kind != RK_OP_FORGET) return false;
-        if (op.block != s->ops[i].block || op.node < 0 || op.node >= (int)cg.dmap.size()) continue;
-        const DMapEntry &e = cg.dmap[op.node];
-        if (e.kind == 0 && e.local == local) return true;
-    }
-    return false;
-}
-
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
                         Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out) {
     size_t nb = M.block_begin.size();
@@ -72,7 +57,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
             const CMapEntry &e = cg.cmap[op.node];
             if (e.kind == 0) R.fwd(M.order[first + e.local]);
-            else if (e.kind == 1) R.bwd(M.order[first + e.local], forgets_data_next(cg, s, i, e.local));
+            else if (e.kind == 1) R.bwd(M.order[first + e.local]);
             else {
                 if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
                 at::Tensor y = R.materialize(M.output).toTensor();
@@ -111,6 +96,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
     res->input_bytes = input_bytes;
     res->n_params = (int)params.size();
+    param_memory(M, &res->param_bytes, &res->param_grad_bytes, &res->buffer_bytes);
     int iters = ro->iters > 0 ? ro->iters : 3;
     std::vector<double> tp, tr;
     int64_t peak_plain = 0, peak_rk = 0;

@@ -249,21 +249,18 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     at::Tensor g;
     size_t impl_refs = 0;
     int64_t freed = 0;
-    std::function<void()> after;
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
         if (g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1) {
             freed = (int64_t)g.storage().nbytes();
             g.storage().unsafeGetStorageImpl()->reset();
         }
-        if (after) after();
         return outputs;
     }
 };
 } // namespace
 
-int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                    std::function<void()> after_root) {
+int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads) {
     if (roots.empty()) return 0;
     std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
     FreeConsumedGrad *h = nullptr;
@@ -273,7 +270,6 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         h = hook.get();
         if (grads[0].defined() && grads[0].has_storage()) h->g = grads[0];
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
-        h->after = std::move(after_root);
         key = fn->add_post_hook(std::move(hook));
     }
     int64_t freed = 0;
@@ -290,7 +286,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     return freed;
 }
 
-void Runtime::bwd(int g, bool free_data) {
+void Runtime::bwd(int g) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
@@ -299,9 +295,7 @@ void Runtime::bwd(int g, bool free_data) {
             fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
     std::vector<at::Tensor> roots, grads;
     bwd_roots(g, roots, grads, false);
-    std::function<void()> after;
-    if (free_data && S.p.size() == 1) after = [this, g]() { forget_data(g); };
-    backward_consuming(roots, grads, std::move(after));
+    backward_consuming(roots, grads);
 }
 
 void Runtime::forget_data(int g) {

@@ -145,6 +145,29 @@ static std::vector<at::Tensor> step_inputs(rk_train &T, int i) {
     return in;
 }
 
+// Bytes of the optimizer's state tensors (every libtorch optimizer rkmate opens).
+static int64_t optimizer_bytes(torch::optim::Optimizer &opt) {
+    int64_t n = 0;
+    auto add = [&](const at::Tensor &t) {
+        if (t.defined()) n += t.numel() * t.element_size();
+    };
+    for (auto &kv : opt.state()) {
+        torch::optim::OptimizerParamState *st = kv.second.get();
+        if (auto *a = dynamic_cast<torch::optim::AdamParamState *>(st)) {
+            add(a->exp_avg());
+            add(a->exp_avg_sq());
+            add(a->max_exp_avg_sq());
+        } else if (auto *w = dynamic_cast<torch::optim::AdamWParamState *>(st)) {
+            add(w->exp_avg());
+            add(w->exp_avg_sq());
+            add(w->max_exp_avg_sq());
+        } else if (auto *s = dynamic_cast<torch::optim::SGDParamState *>(st)) {
+            add(s->momentum_buffer());
+        }
+    }
+    return n;
+}
+
 static void train_step(rk_train &T, rk_train_step_result *r) {
     Model &M = T.M;
     Mem A(M);
@@ -188,6 +211,8 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
     r->time_us = t1 - t0;
     r->peak = peak;
     r->allocated = A.cur();
+    param_memory(M, &r->param_bytes, &r->param_grad_bytes, &r->buffer_bytes);
+    r->optimizer_bytes = optimizer_bytes(*T.opt);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {

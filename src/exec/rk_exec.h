@@ -84,6 +84,10 @@ typedef struct {
     double loss;                 /* the loss value of the schedule's step */
     int n_params;
     int64_t input_bytes;
+    /* Outside the activation peaks above (and outside every budget): */
+    int64_t param_bytes;         /* the model's parameters */
+    int64_t param_grad_bytes;    /* their gradients (parameters that require grad) */
+    int64_t buffer_bytes;        /* buffers (BatchNorm running statistics, ...) */
 } rk_run_result;
 
 /* Run schedule `s` (already validated by rk_simulate) on the model, whose
@@ -134,6 +138,12 @@ typedef struct {
                                     optimizer state excluded, the inputs included) */
     int64_t allocated;           /* all bytes allocated after the step (parameters, gradients,
                                     optimizer state, data): constant from the second step on */
+    /* Outside the activation peak (and outside every budget): */
+    int64_t param_bytes;         /* the model's parameters */
+    int64_t param_grad_bytes;    /* their gradients */
+    int64_t buffer_bytes;        /* buffers (BatchNorm running statistics, ...) */
+    int64_t optimizer_bytes;     /* the optimizer's state after the step (Adam's two moments,
+                                    SGD's momentum buffers) */
 } rk_train_step_result;
 
 typedef struct rk_train rk_train;

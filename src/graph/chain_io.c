@@ -275,6 +275,18 @@ rk_status rk_chain_read(const char *path, rk_chain *ch, rk_error *err) {
             goto out;
         }
         ch->plain_peak = pp;
+        static const char *const mem_keys[] = {"param_bytes", "param_grad_bytes", "buffer_bytes"};
+        int64_t *mem_vals[] = {&ch->param_bytes, &ch->param_grad_bytes, &ch->buffer_bytes};
+        for (int k = 0; k < 3; k++) {
+            int64_t x = 0;
+            if ((r = rkj_int64(path, "(top)", root, mem_keys[k], 0, &x, err))) goto out;
+            if (x < 0) {
+                r = rk_fail(err, RK_EINPUT, "%s: %s: %lld is negative; expected a size in bytes", path, mem_keys[k],
+                            (long long)x);
+                goto out;
+            }
+            *mem_vals[k] = x;
+        }
     }
     size_t i;
     json_t *v;
@@ -407,6 +419,9 @@ rk_status rk_chain_write(const char *path, const rk_chain *ch, rk_error *err) {
         fputs(",\n", f);
     }
     if (ch->plain_peak > 0) fprintf(f, "  \"plain_peak\": %lld,\n", (long long)ch->plain_peak);
+    if (ch->param_bytes > 0 || ch->buffer_bytes > 0)
+        fprintf(f, "  \"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld,\n",
+                (long long)ch->param_bytes, (long long)ch->param_grad_bytes, (long long)ch->buffer_bytes);
     fputs("  \"classes\": [\n", f);
     for (int i = 0; i < ch->n_classes; i++) {
         write_class(f, &ch->classes[i]);

@@ -158,6 +158,11 @@ typedef struct {
                            * backward, no recomputation) measured by `rkmate
                            * trace`, the chain inputs included: what a percentage
                            * budget ("50%") is a percentage of; 0 = unknown */
+    /* Memory outside every budget (budgets are activation memory, as in the
+     * paper), recorded by `rkmate trace`; 0 = unknown: */
+    int64_t param_bytes;      /* the model's parameters */
+    int64_t param_grad_bytes; /* their gradients (parameters that require grad) */
+    int64_t buffer_bytes;     /* its buffers (BatchNorm running statistics, ...) */
 } rk_chain;
 
 RK_API void rk_chain_init(rk_chain *ch);

@@ -176,6 +176,29 @@ class TestConvNeXt(unittest.TestCase):
         self.assertIsNotNone(r, "rockmate found no schedule at 50 %")
         self.assertLess(r["measured_peak"], 0.55 * keep["baseline_peak"])
 
+    def test_model_memory_reported_apart(self):
+        # budgets are activation memory: parameters, their gradients, buffers and
+        # the optimizer's state are reported beside it (trace, solve, run, train)
+        import torch
+        mod = torch.jit.load(self.m.pt)
+        pb = sum(p.numel() * p.element_size() for p in mod.parameters())
+        bb = sum(b.numel() * b.element_size() for b in mod.buffers())
+        self.assertGreater(pb, 0)
+        for d in (self.m.stats, self.m.chain):
+            self.assertEqual((d["param_bytes"], d["param_grad_bytes"], d["buffer_bytes"]), (pb, pb, bb))
+        rks = self.m.solve("none", 1 << 40)
+        p = run("solve", self.m.rkg, "--budget", "1TB", "--algo", "none", "--json", "--quiet", check=0)
+        self.assertEqual(json.loads(p.stdout)["param_bytes"], pb)
+        p = run("run", self.m.pt, rks, "--chain", self.m.rkg, "--json", "--iters", "1", check=0)
+        r = json.loads(p.stdout)
+        self.assertEqual((r["param_bytes"], r["param_grad_bytes"]), (pb, pb))
+        for opt, k in (("adam", 2), ("sgd", 1)):
+            p = run("train", self.m.pt, rks, "--chain", self.m.rkg, "--steps", "1", "--json", "--quiet",
+                    "--optimizer", opt, "--momentum", "0.9", check=0)
+            last = json.loads(p.stdout.strip().splitlines()[-1])
+            self.assertEqual(last["optimizer_bytes"], k * pb, opt)
+            self.assertEqual(last["param_grad_bytes"], pb)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -123,7 +123,8 @@ int rk_cmd_solve(int argc, char **argv) {
         json_num("baseline_time", res.baseline_time);
         json_num("overhead", overhead);
         json_num("solve_time_s", solve_time);
-        printf("\"simulated_peak\": %lld, ", (long long)res.sim.peak);
+        printf("\"simulated_peak\": %lld, \"plain_peak\": %lld, ", (long long)res.sim.peak, (long long)ch.plain_peak);
+        solve_cli_print_model_memory(stdout, ch.param_bytes, ch.param_grad_bytes, ch.buffer_bytes, 1);
         json_num("simulated_time", res.sim.time);
         json_num("options_time_s", info->options_time_s);
         if (par.algo == RK_SOLVE_CHECKMATE) {
@@ -163,6 +164,7 @@ int rk_cmd_solve(int argc, char **argv) {
             printf("grid ILPs     %d solved, %ld B&B nodes (%d stopped by their node or time limit, %d not started: "
                    "the --grid-time box)\n",
                    info->cm.n_ilps, info->cm.nodes, info->cm.n_timeout, info->cm.n_skipped);
+        solve_cli_print_model_memory(stdout, ch.param_bytes, ch.param_grad_bytes, ch.buffer_bytes, 0);
         printf("solve time    %.3f s (options %.3f s)\n", solve_time, info->options_time_s);
         if (out_path) printf("written       %s (%d ops)\n", out_path, s.n_ops);
     }

@@ -8,12 +8,16 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "solve_cli.h"
 #include "torch_cli.h"
 
-static void print_trace_stats(FILE *f, const rk_trace_stats *st, int64_t plain_peak, int json) {
+static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain *ch, int json) {
+    int64_t plain_peak = ch->plain_peak;
     if (json) {
+        fputc('{', f);
+        solve_cli_print_model_memory(f, ch->param_bytes, ch->param_grad_bytes, ch->buffer_bytes, 1);
         fprintf(f,
-                "{\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
+                "\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f}\n",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
@@ -29,6 +33,7 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, int64_t plain_p
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "not verified (--verify)" : st->forward_equal ? "bit-exact" : "DIFFERS",
                 (long long)plain_peak, st->seconds);
+        solve_cli_print_model_memory(f, ch->param_bytes, ch->param_grad_bytes, ch->buffer_bytes, 0);
     }
 }
 
@@ -77,13 +82,15 @@ int rk_cmd_trace(int argc, char **argv) {
     rk_status s = rk_exec_trace(&co.ex, &ch, &st, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
     s = rk_chain_write(out, &ch, &err);
-    int64_t plain_peak = ch.plain_peak;
-    rk_chain_free(&ch);
-    if (s != RK_OK) return cli_report(cmd, s, &err);
-    if (co.json) print_trace_stats(stdout, &st, plain_peak, 1);
+    if (s != RK_OK) {
+        rk_chain_free(&ch);
+        return cli_report(cmd, s, &err);
+    }
+    if (co.json) print_trace_stats(stdout, &st, &ch, 1);
     if (!co.quiet) {
-        print_trace_stats(stderr, &st, plain_peak, 0);
+        print_trace_stats(stderr, &st, &ch, 0);
         fprintf(stderr, "wrote %s\n", out);
     }
+    rk_chain_free(&ch);
     return CLI_OK;
 }

@@ -183,6 +183,8 @@ int rk_cmd_train(int argc, char **argv) {
     double elapsed = 0;
     int64_t max_peak = 0, first_alloc = -1, last_alloc = 0;
     double first_loss = 0, last_loss = 0;
+    rk_train_step_result last;
+    memset(&last, 0, sizeof last);
     for (long i = 0; i < steps; i++) {
         rk_train_step_result r;
         if ((s = rk_train_step(t, &r, &err)) != RK_OK) {
@@ -196,9 +198,12 @@ int rk_cmd_train(int argc, char **argv) {
         if (i == 1) first_alloc = r.allocated;
         last_loss = r.loss;
         last_alloc = r.allocated;
+        last = r;
         if (json) {
-            printf("{\"step\": %d, \"loss\": %.17g, \"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld",
-                   r.step, r.loss, r.time_us, (long long)r.peak, (long long)r.allocated);
+            printf("{\"step\": %d, \"loss\": %.17g, \"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld, "
+                   "\"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
+                   r.step, r.loss, r.time_us, (long long)r.peak, (long long)r.allocated, (long long)r.param_bytes,
+                   (long long)r.param_grad_bytes, (long long)r.buffer_bytes, (long long)r.optimizer_bytes);
             if (sched_path)
                 printf(", \"predicted_peak\": %lld, \"budget\": %lld", (long long)sim.peak, (long long)sc.budget);
             printf("}\n");
@@ -223,9 +228,11 @@ int rk_cmd_train(int argc, char **argv) {
     if (json) {
         printf("{\"steps\": %ld, \"first_loss\": %.17g, \"last_loss\": %.17g, \"max_peak\": %lld, "
                "\"allocated_step2\": %lld, \"allocated_last\": %lld, \"params_hash\": \"%016llx\", "
-               "\"buffers_hash\": \"%016llx\"",
+               "\"buffers_hash\": \"%016llx\", \"param_bytes\": %lld, \"param_grad_bytes\": %lld, "
+               "\"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
                steps, first_loss, last_loss, (long long)max_peak, (long long)first_alloc, (long long)last_alloc,
-               (unsigned long long)hp, (unsigned long long)hb);
+               (unsigned long long)hp, (unsigned long long)hb, (long long)last.param_bytes,
+               (long long)last.param_grad_bytes, (long long)last.buffer_bytes, (long long)last.optimizer_bytes);
         if (sched_path)
             printf(", \"predicted_peak\": %lld, \"budget\": %lld", (long long)sim.peak, (long long)sc.budget);
         printf(", \"saved\": %s%s%s}\n", save ? "\"" : "", save ? save : "null", save ? "\"" : "");
@@ -236,6 +243,10 @@ int rk_cmd_train(int argc, char **argv) {
                steps, sched_path ? sched_path : "plain", first_loss, last_loss, rk_format_bytes(max_peak, a, sizeof a),
                sched_path ? rk_format_bytes(sim.peak, b, sizeof b) : "-", (unsigned long long)hp,
                (unsigned long long)hb);
+        char c[32], d[32], e2[32], f2[32];
+        printf("outside the activation peak: parameters %s, their gradients %s, buffers %s, optimizer state %s\n",
+               rk_format_bytes(last.param_bytes, c, sizeof c), rk_format_bytes(last.param_grad_bytes, d, sizeof d),
+               rk_format_bytes(last.buffer_bytes, e2, sizeof e2), rk_format_bytes(last.optimizer_bytes, f2, sizeof f2));
         if (save) printf("wrote %s\n", save);
     }
 done:

@@ -230,6 +230,19 @@ void solve_progress_free(solve_progress *p) { free(p); }
 
 /* ---------------------------------------------------------------- JSON */
 
+void solve_cli_print_model_memory(FILE *f, int64_t params, int64_t grads, int64_t buffers, int json) {
+    if (json) {
+        fprintf(f, "\"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld, ", (long long)params,
+                (long long)grads, (long long)buffers);
+        return;
+    }
+    if (params <= 0 && buffers <= 0) return;
+    char a[32], b[32], c[32];
+    fprintf(f, "outside the budget (activations only): parameters %s, their gradients %s, buffers %s\n",
+            rk_format_bytes(params, a, sizeof a), rk_format_bytes(grads, b, sizeof b),
+            rk_format_bytes(buffers, c, sizeof c));
+}
+
 void solve_cli_json_num(FILE *f, const char *key, double v) {
     if (isfinite(v)) fprintf(f, "\"%s\": %.17g, ", key, v);
     else fprintf(f, "\"%s\": null, ", key);
@@ -344,6 +357,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
                "\"min_budget_exact\": %s, \"min_budget_lower_bound\": %lld, \"plain_peak\": %lld, ",
                algo, (long long)budget, (long long)minb, exact ? "true" : "false", (long long)lb,
                (long long)ch->plain_peak);
+        solve_cli_print_model_memory(stdout, ch->param_bytes, ch->param_grad_bytes, ch->buffer_bytes, 1);
         if (fl.node) {
             printf("\"floor_block\": %d, \"floor_node\": ", fl.block);
             solve_cli_json_str(stdout, fl.node);

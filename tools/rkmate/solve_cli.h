@@ -70,6 +70,12 @@ void solve_progress_free(solve_progress *p);
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
                          rk_solver *sv, double solve_time_s, const rk_error *err);
 void solve_cli_json_num(FILE *f, const char *key, double v);
+/* The memory outside every budget (budgets are activation memory): the
+ * parameters, their gradients and the buffers, as the chain records them.
+ * json: `"param_bytes": P, "param_grad_bytes": G, "buffer_bytes": B, `;
+ * text: one line "outside the budget: ..." (nothing when unknown).  The
+ * optimizer's state (training) comes on top: `rkmate train` reports it. */
+void solve_cli_print_model_memory(FILE *f, int64_t params, int64_t grads, int64_t buffers, int json);
 void solve_cli_json_str(FILE *f, const char *s);
 
 #endif

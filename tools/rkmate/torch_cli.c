@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "solve_cli.h"
 #include "torch_cli.h"
 
 int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co) {
@@ -54,6 +55,7 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
                    (double)(float)r->max_rel_diff);
         else
             printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
+        solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 1);
         printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d}\n",
                (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops);
         return;
@@ -62,6 +64,7 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
     printf("peak memory (activations): predicted %s, measured %s, plain step %s\n",
            rk_format_bytes(sim->peak, a, sizeof a), rk_format_bytes(r->measured_peak, b, sizeof b),
            rk_format_bytes(r->baseline_peak, c, sizeof c));
+    solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 0);
     printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
            r->baseline_time);
     if (r->checked)
