@@ -5,7 +5,10 @@ P, keep-all ÷ plain, gradients equal), solve rockmate, rotor and sqrt(n) at
 budgets that are fractions of P (`--budget F%` means F % of the plain step's
 activation peak everywhere), record which fit and their predicted overhead,
 the smallest budget rockmate reaches, and run rockmate at 50 % (measured peak
-and overhead, gradients equal).  Optionally whole-graph Checkmate at 50 %.
+and overhead, gradients equal).  One training step (rkmate train, Adam) with
+rockmate's schedule at 50 % (keep-all when none fits) against the plain step:
+parameters and buffers (BatchNorm running statistics) equal bit for bit.
+Optionally whole-graph Checkmate at 50 %.
 Writes zoo.md (the table), zoo.json (every number) and zoo.svg (predicted
 overhead against budget, one panel per model)."""
 import argparse
@@ -37,7 +40,8 @@ class Zoo:
 
     def solve(self, chain, algo, budget, out, extra=()):
         """(json or None when infeasible, rc)."""
-        opts = ["--grid", self.a.grid, "--time-limit", self.a.time_limit] if algo == "rockmate" else []
+        opts = (["--grid", self.a.grid, "--time-limit", self.a.time_limit, "--grid-time", self.a.grid_time]
+                if algo == "rockmate" else [])
         t = time.time()
         p = sh([self.rk, "solve", chain, "--budget", str(budget), "--algo", algo, "-o", out, "--json", "--quiet",
                 *opts, *extra], ok=(0, 3), timeout=self.a.solve_timeout)
@@ -49,6 +53,16 @@ class Zoo:
         p = sh([self.rk, "run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters",
                 str(self.a.iters)], ok=(0, 1))
         return json.loads(p.stdout)
+
+    def train_equal(self, model, rks, chain):
+        """One Adam step with the schedule and one plain: (params equal, buffers equal), or None."""
+        out = []
+        for extra in ([rks], ["--plain"]):
+            p = sh([self.rk, "train", model, *extra, "--chain", chain, "--steps", "1", "--json", "--quiet"], ok=(0, 1, 2))
+            if p.returncode != 0:
+                return None
+            out.append(json.loads(p.stdout.strip().splitlines()[-1]))
+        return out[0]["params_hash"] == out[1]["params_hash"], out[0]["buffers_hash"] == out[1]["buffers_hash"]
 
     def model(self, name):
         a = self.a
@@ -74,6 +88,7 @@ class Zoo:
         row.update(blocks=st["blocks"], classes=st["classes"], nodes=st["nodes_simplified"], trace_s=time.time() - t)
         keep, _ = self.solve(chain, "none", "1TB", chain + ".none.rks")
         r = self.run(mp, chain + ".none.rks", chain, inputs)
+        keep_run = r
         P = r["baseline_peak"]
         row.update(plain=P, keep_all=r["measured_peak"], keep_all_pred=r["predicted_peak"],
                    keep_ratio=r["measured_peak"] / P, keep_time=r["predicted_time"],
@@ -110,6 +125,10 @@ class Zoo:
             row.update(rk50_measured=r["measured_peak"], rk50_pred_over=s["overhead"],
                        rk50_meas_over=(r["measured_time"] / r["baseline_time"] - 1) * 100,
                        grads_rk50=r["grads_equal"])
+        st = self.train_equal(mp, f"{chain}.rockmate.50.rks" if s and s["fits"] else chain + ".none.rks", chain)
+        if st is not None:
+            row.update(train_params_equal=st[0], train_buffers_equal=st[1])
+        row.update(param_bytes=keep_run.get("param_bytes"), buffer_bytes=keep_run.get("buffer_bytes"))
         if a.checkmate:
             b = int(P * 0.5)
             s, raw = self.solve(chain, "checkmate", b, chain + ".cm.rks", ["--time-limit", a.time_limit])
@@ -125,10 +144,10 @@ def table(rows, fractions, algos):
     fr = "/".join(str(f) for f in fractions)
     out = ["| model | blocks/classes | plain MiB (keep-all) | keep-all ÷ plain | rockmate " + fr +
            " % | rotor " + fr + " % | smallest rockmate budget | overhead @50 % predicted/measured, rockmate vs rotor vs sqrt |"
-           " gradients |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           " gradients | one training step: params, BN stats |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if "error" in r:
-            out.append(f"| {r['model']} | — | — | — | — | — | — | {r['error']} | — |")
+            out.append(f"| {r['model']} | — | — | — | — | — | — | {r['error']} | — | — |")
             continue
         fits = lambda al: "/".join("ok" if r["solves"].get(f"{al}@{f}", {}).get("fits") else "no" for f in fractions)
         ov = lambda al: (f"{r['solves'][al + '@50']['overhead']:.1f}"
@@ -138,10 +157,15 @@ def table(rows, fractions, algos):
         if r.get("floor_temp"):
             floor += f" (a temporary of {r['floor_node']})"
         g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
+        if "train_params_equal" not in r:
+            tr = "—"
+        else:
+            tr = ("equal" if r["train_params_equal"] else "**DIFFER**") + ", " + (
+                ("equal" if r["train_buffers_equal"] else "**DIFFER**") if r.get("buffer_bytes") else "no buffers")
         out.append(f"| {r['model']} | {r['blocks']}/{r['classes']} | {mib(r['plain'])} ({mib(r['keep_all'])}) | "
                    f"{r['keep_ratio']:.3f} | {fits('rockmate')} | {fits('rotor') if 'rotor' in algos else '—'} | "
                    f"{floor} | {ov('rockmate')}{meas} vs {ov('rotor') if 'rotor' in algos else '—'} vs "
-                   f"{ov('sqrt') if 'sqrt' in algos else '—'} | {g} |")
+                   f"{ov('sqrt') if 'sqrt' in algos else '—'} | {g} | {tr} |")
     return "\n".join(out) + "\n"
 
 
@@ -197,6 +221,7 @@ def main():
     ap.add_argument("--runs", type=int, default=1, help="rkmate trace --runs")
     ap.add_argument("--grid", default="6x6")
     ap.add_argument("--time-limit", default="2")
+    ap.add_argument("--grid-time", default="6", help="rockmate's --grid-time (seconds of grid ILPs per class)")
     ap.add_argument("--solve-timeout", type=float, default=600, help="seconds before a solve is given up")
     ap.add_argument("--fractions", default="75,50,30")
     ap.add_argument("--algos", default="rockmate,rotor,sqrt")
