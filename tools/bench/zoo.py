@@ -40,8 +40,9 @@ class Zoo:
 
     def solve(self, chain, algo, budget, out, extra=()):
         """(json or None when infeasible, rc)."""
-        opts = (["--grid", self.a.grid, "--time-limit", self.a.time_limit, "--grid-time", self.a.grid_time]
-                if algo == "rockmate" else [])
+        opts = ["--grid", self.a.grid, "--time-limit", self.a.time_limit] if algo == "rockmate" else []
+        if algo == "rockmate" and self.a.grid_time:
+            opts += ["--grid-time", self.a.grid_time]
         t = time.time()
         p = sh([self.rk, "solve", chain, "--budget", str(budget), "--algo", algo, "-o", out, "--json", "--quiet",
                 *opts, *extra], ok=(0, 3), timeout=self.a.solve_timeout)
@@ -221,7 +222,9 @@ def main():
     ap.add_argument("--runs", type=int, default=1, help="rkmate trace --runs")
     ap.add_argument("--grid", default="6x6")
     ap.add_argument("--time-limit", default="2")
-    ap.add_argument("--grid-time", default="6", help="rockmate's --grid-time (seconds of grid ILPs per class)")
+    ap.add_argument("--grid-time", default=None,
+                    help="rockmate's --grid-time (wall-clock box, not deterministic; default: the solver's own "
+                         "deterministic work box)")
     ap.add_argument("--solve-timeout", type=float, default=600, help="seconds before a solve is given up")
     ap.add_argument("--fractions", default="75,50,30")
     ap.add_argument("--algos", default="rockmate,rotor,sqrt")
