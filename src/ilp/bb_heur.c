@@ -83,13 +83,11 @@ int bb_node_lp_unscaled(bb_ctx *c, double *z, double *x) {
     return 1;
 }
 
-/* Largest violation of a row by x, relative to max(1, |side|). */
-static double bb_row_violation(const bb_ctx *c, const double *x) {
-    double *ax = c->tmp_x, worst = 0;
-    for (int i = 0; i < c->m; i++) ax[i] = 0;
-    for (int j = 0; j < c->n; j++)
-        if (x[j] != 0)
-            for (long p = c->A.start[j]; p < c->A.start[j + 1]; p++) ax[c->A.index[p]] += c->A.value[p] * x[j];
+/* Largest violation of a row, relative to max(1, |side|), by the point
+ * whose row activities bb_check_solution left in c->tmp_x. */
+static double bb_row_violation(const bb_ctx *c) {
+    const double *ax = c->tmp_x;
+    double worst = 0;
     for (int i = 0; i < c->m; i++) {
         double lb = c->lp->row_lb[i], ub = c->lp->row_ub[i];
         if (ax[i] < lb) worst = fmax(worst, (lb - ax[i]) / fmax(1.0, fabs(lb)));
@@ -102,9 +100,10 @@ static double bb_row_violation(const bb_ctx *c, const double *x) {
  * BB_CLEAN_TOL is replaced by the unscaled LP's point with its integer
  * columns fixed (the continuous ones re-optimized, exactly enough that its
  * objective is the true one: an equality met to 1e-5 had let an incumbent
- * sit 1.7e-6 below the optimum).  Returns 1 when y was replaced. */
+ * sit 1.7e-6 below the optimum).  Call right after bb_check_solution(y)
+ * passed (its activities are read).  Returns 1 when y was replaced. */
 static int bb_clean_candidate(bb_ctx *c, double *y, double *z) {
-    if (c->n_int == c->n || bb_row_violation(c, y) <= BB_CLEAN_TOL) return 0;
+    if (c->n_int == c->n || bb_row_violation(c) <= BB_CLEAN_TOL) return 0;
     int n = c->n;
     double *lb = malloc((size_t)n * sizeof *lb), *ub = malloc((size_t)n * sizeof *ub);
     double *w = malloc((size_t)n * sizeof *w);

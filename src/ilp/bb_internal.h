@@ -156,7 +156,8 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col);
 
 /* incumbent */
 /* Check x (integers rounded in place) against bounds and rows; returns 1 when
- * feasible and sets *z to its min-form objective. */
+ * feasible and sets *z to its min-form objective (its row activities are
+ * then in c->tmp_x). */
 int bb_check_solution(const bb_ctx *c, double *x, double *z);
 /* Offer a candidate solution; returns 1 if it became the incumbent. */
 int bb_offer_solution(bb_ctx *c, const double *x, const char *source);
