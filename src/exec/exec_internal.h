@@ -20,6 +20,7 @@
 #define RK_EXEC_INTERNAL_H
 
 #include <torch/script.h>
+#include <functional>
 
 #include <map>
 #include <set>
@@ -230,6 +231,7 @@ struct Part {
 struct GState {
     std::vector<Part> p;
     bool ran = false;
+    bool freed_by_bwd = false; // its backward freed its data (nothing may read it until a recompute)
 };
 
 struct Runtime {
@@ -254,6 +256,7 @@ struct Runtime {
         for (auto &P : gs[g].p) P.proxy = at::Tensor();
     }
     void forget_grad(int g);
+    [[noreturn]] void fail_freed_by_bwd(int g) const;
     // The outputs that get a gradient and their gradients (zeros when none
     // arrived at all) for the group's backward.
     void bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones);
@@ -261,7 +264,16 @@ struct Runtime {
     // as soon as the first autograd function has consumed it, as the plain
     // step frees it (unless that function passed it on, itself or a view);
     // returns the bytes freed so.
-    static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads);
+    // after_root, when given, runs right after the root function (and the
+    // gradient's free): the executor frees the group's own data there, the
+    // tracer's measurement splits the peak there.
+    static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                                      const std::function<void()> &after_root = nullptr);
+    // Whether group g's backward frees its own data after the root function:
+    // one output (one root), so that root's function is the last writer of
+    // the data, the only function that can have saved it (autograd's version
+    // check), and no other node's backward reads it after g's.
+    bool frees_data_in_bwd(int g) const { return gs[g].p.size() == 1 && gs[g].p[0].canon; }
 
   private:
     IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);

@@ -242,12 +242,24 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         R.bwd_roots(g, roots, grs, true);
                     }
                     A.reset_peak();
+                    // The executor frees the node's data after the root function
+                    // (frees_data_in_bwd); here it stays (later runs need it): the
+                    // peak of the rest of the backward is counted without it.
+                    int64_t root_peak = -1;
+                    std::function<void()> split;
+                    if (R.frees_data_in_bwd(g))
+                        split = [&]() {
+                            root_peak = A.peak();
+                            A.reset_peak();
+                        };
                     double a = A.now();
-                    int64_t freed = Runtime::backward_consuming(roots, grs);
+                    int64_t freed = Runtime::backward_consuming(roots, grs, split);
                     double e = A.now() - a;
                     int64_t b1 = A.cur(), bp = A.peak();
-                    // The simulator counts the node's own gradient live during the
-                    // node: a gradient freed early (consumed) is not overhead.
+                    if (root_peak >= 0)
+                        bp = std::max<int64_t>(root_peak, bp - (int64_t)S.p[0].canon.nbytes());
+                    // The simulator counts the node's own gradient and data live
+                    // during the node: what is freed early is not overhead.
                     if (r == 0) me.bwd_over = std::max<int64_t>(0, bp - b1 - freed);
                     else { tb.push_back(e); spentb += e; }
                     reset();

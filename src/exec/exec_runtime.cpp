@@ -28,6 +28,12 @@ Runtime::Runtime(Model &m) : M(m), gs(m.groups.size()) {
     }
 }
 
+void Runtime::fail_freed_by_bwd(int g) const {
+    fail(RK_EINPUT, "the schedule reads the data of " +
+                        (M.groups[g].main ? where(M.groups[g].main) : std::string("an input")) +
+                        " after its backward, which frees it (recompute it first)");
+}
+
 IValue Runtime::materialize(const Value *v) {
     const VInfo &I = M.vi.at(v);
     if (I.alias) return materialize(I.alias);
@@ -35,6 +41,7 @@ IValue Runtime::materialize(const Value *v) {
     case VK::Static: return I.sval;
     case VK::Data: {
         GState &S = gs[I.owner];
+        if (S.freed_by_bwd) fail_freed_by_bwd(I.owner);
         if (!S.ran)
             fail(RK_EINPUT, "the schedule uses the data of " +
                                 (M.groups[I.owner].main ? where(M.groups[I.owner].main) : std::string("an input")) +
@@ -48,6 +55,7 @@ IValue Runtime::materialize(const Value *v) {
         return st[0];
     }
     case VK::View: {
+        if (I.owner >= 0 && gs[I.owner].freed_by_bwd) fail_freed_by_bwd(I.owner);
         auto it = cache.find(v);
         if (it != cache.end()) return it->second;
         Stack st;
@@ -159,6 +167,7 @@ void Runtime::fwd(int g) {
     std::vector<at::Tensor> outs = exec_program(g);
     bool first = !S.ran;
     S.ran = true;
+    S.freed_by_bwd = false;
     for (size_t k = 0; k < outs.size(); k++) {
         Part &P = S.p[k];
         const at::Tensor &out = outs[k];
@@ -249,18 +258,21 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     at::Tensor g;
     size_t impl_refs = 0;
     int64_t freed = 0;
+    const std::function<void()> *after = nullptr;
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
         if (g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1) {
             freed = (int64_t)g.storage().nbytes();
             g.storage().unsafeGetStorageImpl()->reset();
         }
+        if (after && *after) (*after)();
         return outputs;
     }
 };
 } // namespace
 
-int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads) {
+int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                                    const std::function<void()> &after_root) {
     if (roots.empty()) return 0;
     std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
     FreeConsumedGrad *h = nullptr;
@@ -270,6 +282,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         h = hook.get();
         if (grads[0].defined() && grads[0].has_storage()) h->g = grads[0];
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
+        h->after = &after_root;
         key = fn->add_post_hook(std::move(hook));
     }
     int64_t freed = 0;
@@ -295,7 +308,16 @@ void Runtime::bwd(int g) {
             fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
     std::vector<at::Tensor> roots, grads;
     bwd_roots(g, roots, grads, false);
-    backward_consuming(roots, grads);
+    // As the plain step: the data's last reader (the root function, e.g. the
+    // ReLU after a BatchNorm) has run, so the data goes before the rest of the
+    // backward (the BatchNorm's) runs.  A later read is refused (materialize).
+    std::function<void()> free_data;
+    if (frees_data_in_bwd(g))
+        free_data = [this, g]() {
+            forget_data(g);
+            gs[g].freed_by_bwd = true;
+        };
+    backward_consuming(roots, grads, free_data);
 }
 
 void Runtime::forget_data(int g) {
