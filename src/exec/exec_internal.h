@@ -250,7 +250,8 @@ struct Runtime {
     // The group's program on the current inputs: its outputs (with grad_fn).
     std::vector<at::Tensor> exec_program(int g);
     void fwd(int g);
-    void bwd(int g);
+    // free_data: the chain's backward of g really uses g's data (present).
+    void bwd(int g, bool free_data = false);
     void forget_data(int g);
     void forget_phantom(int g) {
         for (auto &P : gs[g].p) P.proxy = at::Tensor();
@@ -294,6 +295,9 @@ struct Measure {
 struct ClassGraph {
     std::vector<CMapEntry> cmap;
     std::vector<DMapEntry> dmap;
+    // by local node: its backward really uses its own data in the chain (so
+    // the data is present whenever it runs, and may be freed during it)
+    std::vector<char> bwd_reads_self;
 };
 
 // Block inputs: the model inputs (block 0) or the previous block's output.

@@ -247,7 +247,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     // peak of the rest of the backward is counted without it.
                     int64_t root_peak = -1;
                     std::function<void()> split;
-                    if (R.frees_data_in_bwd(g))
+                    if (me.saved_self && R.frees_data_in_bwd(g))
                         split = [&]() {
                             root_peak = A.peak();
                             A.reset_peak();

@@ -32,6 +32,17 @@ std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
         for (int i = 0; same && i < gr.n_c; i++) same = !strcmp(fg.c[i].name, gr.c[i].name);
         for (int i = 0; same && i < gr.n_d; i++) same = !strcmp(fg.d[i].name, gr.d[i].name);
         rk_graph_free(&gr);
+        for (int i = 0; same && i < fg.n_c; i++) {
+            const CMapEntry &e = cgs[c].cmap[i];
+            if (e.kind != 1) continue;
+            if ((size_t)e.local >= cgs[c].bwd_reads_self.size()) cgs[c].bwd_reads_self.resize(e.local + 1, 0);
+            for (int k = 0; k < fg.c[i].n_uses; k++) {
+                int d = fg.c[i].uses[k].data;
+                if (fg.c[i].uses[k].kind == RK_EDGE_REAL && d >= 0 && d < (int)cgs[c].dmap.size() &&
+                    cgs[c].dmap[d].kind == 0 && cgs[c].dmap[d].local == e.local)
+                    cgs[c].bwd_reads_self[e.local] = 1;
+            }
+        }
         if (!same)
             fail(RK_EINPUT, "class " + std::to_string(c) + " of the chain does not match this model's graph: trace "
                             "it again with the same model and inputs");
@@ -57,7 +68,9 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
             const CMapEntry &e = cg.cmap[op.node];
             if (e.kind == 0) R.fwd(M.order[first + e.local]);
-            else if (e.kind == 1) R.bwd(M.order[first + e.local]);
+            else if (e.kind == 1)
+                R.bwd(M.order[first + e.local],
+                      (size_t)e.local < cg.bwd_reads_self.size() && cg.bwd_reads_self[e.local]);
             else {
                 if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
                 at::Tensor y = R.materialize(M.output).toTensor();

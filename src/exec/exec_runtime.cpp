@@ -299,7 +299,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     return freed;
 }
 
-void Runtime::bwd(int g) {
+void Runtime::bwd(int g, bool data_used) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
@@ -312,7 +312,7 @@ void Runtime::bwd(int g) {
     // ReLU after a BatchNorm) has run, so the data goes before the rest of the
     // backward (the BatchNorm's) runs.  A later read is refused (materialize).
     std::function<void()> free_data;
-    if (frees_data_in_bwd(g))
+    if (data_used && frees_data_in_bwd(g))
         free_data = [this, g]() {
             forget_data(g);
             gs[g].freed_by_bwd = true;

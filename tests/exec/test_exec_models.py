@@ -160,6 +160,40 @@ class KeepAllWithinPlain(unittest.TestCase):
     def test_unet(self):
         self.keep_all("unet", 32)
 
+    def test_read_after_backward_refused(self):
+        # the backward of a one-output node frees its data: a schedule (valid for the
+        # simulator) that runs a reader of that data again after it, without
+        # recomputing the data, is refused with the node named
+        m = self.model("unet", 32)
+        rks = m.solve("none", 1 << 40)
+        with open(rks) as f:
+            s = json.load(f)
+        ops = s["ops"]
+        cls = lambda b: m.chain["classes"][m.chain["blocks"][b]["class"]]
+        bad = rks + ".bad.rks"
+        for i, op in enumerate(ops):
+            if op[0] != "run" or not op[2].startswith("b"):
+                continue
+            b, d = op[1], "d" + op[2][1:]
+            j, fi = i + 1, None
+            while j < len(ops) and ops[j][0] == "forget":
+                fi = j if ops[j][1:] == [b, d] else fi
+                j += 1
+            readers = [c["name"] for c in cls(b)["compute"] if c["kind"] == "fwd" and any(
+                (u if isinstance(u, str) else u["data"]) == d and (isinstance(u, str) or u.get("kind") != "fake")
+                for u in c["uses"])]
+            if fi is None or not readers:
+                continue
+            s["ops"] = ops[:fi] + ops[fi + 1:j] + [["run", b, readers[0]]] + ops[j:]
+            with open(bad, "w") as f:
+                json.dump(s, f)
+            if run("simulate", m.rkg, bad).returncode == 0:
+                break
+        else:
+            self.fail("no schedule reading data after its backward was found")
+        p = run("run", m.pt, bad, "--chain", m.rkg, "--iters", "1", check=2)
+        self.assertIn("after its backward, which frees it", p.stderr)
+
     def test_squeezenet(self):
         self.keep_all("squeezenet1_0", 48)
 
