@@ -9,7 +9,9 @@
  *    basic integer column's tableau row is read by a BTRAN, and the GMI cut
  *    over the nonbasic columns and slacks shifted to their global bounds is
  *    written back in the structural columns;
- *  - lifted knapsack covers from the model rows over binaries (bb_cover.c).
+ *  - lifted knapsack covers from the model rows over binaries (bb_cover.c);
+ *  - {0,1/2}-Chvatal-Gomory cuts from a few integer rows (bb_zerohalf.c),
+ *    in what c-MIR and covers left of the round's share.
  * Cuts go to the simplex with spx_add_rows; safeguards on
  * fractionality, dynamism, density, violation and efficacy; up to
  * CUT_PER_ROUND cuts a round (all fractional rows: few cuts a round stall
@@ -851,6 +853,31 @@ static int bb_cover_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
     return added;
 }
 
+/* One round of {0,1/2}-CG cuts (bb_zerohalf.c) from both sides of the
+ * model rows.  Returns the number of cuts added (-1 on failure). */
+static int bb_zerohalf_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
+    void *work = calloc(1, bb_zerohalf_work_size(c->n));
+    int *idx = malloc((size_t)(c->n ? c->n : 1) * sizeof *idx);
+    double *val = malloc((size_t)(c->n ? c->n : 1) * sizeof *val);
+    bb_found F = {0};
+    int added = -1;
+    if (work && idx && val) {
+        int ok = 1;
+        for (int i = 0; i < c->m && ok; i++)
+            for (int dir = 0; dir < 2 && ok; dir++) {
+                double rhs, eff;
+                int cnt = bb_zerohalf_cut(c, i, dir, work, idx, val, &rhs, &eff);
+                if (cnt > 0) ok = bb_found_push(&F, cnt, idx, val, rhs, eff) == 0;
+            }
+        if (ok) added = bb_found_add(c, P, &F, max_cuts, "{0,1/2} cut");
+    }
+    bb_found_free(&F);
+    free(work);
+    free(idx);
+    free(val);
+    return added;
+}
+
 /* One round of c-MIR separation over the model rows; cuts are added to the
  * pool and the simplex.  Returns the number added (-1 on failure). */
 static int bb_cmir_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
@@ -1010,10 +1037,11 @@ int bb_root_cuts(bb_ctx *c) {
     int total = 0;
     double z0 = c->z;
     double last = c->z;
-    int max_live = c->m / 2 + 50;   /* cut rows in the LP at any time */
+    int max_live = 2 * c->m + 50;   /* cut rows in the LP at any time */
     int per_round = CUT_PER_ROUND;
     int max_age = CUT_MAX_AGE;
     int stall = 0;
+    int zh_total = 0;
     if (c->par->debug_fault == 1) {
         /* planted fault (tests of the debug mode): the wrong cut
          * x_j <= (its debug value) - 1 */
@@ -1035,6 +1063,13 @@ int bb_root_cuts(bb_ctx *c) {
         if (k1 < 0) k1 = 0;
         int k3 = bb_cover_round(c, &P, per);
         if (k3 > 0) k1 += k3;
+        /* {0,1/2} cuts (short rows) fill what c-MIR and covers left of
+         * the round's share */
+        int k4 = per - k1 > 0 ? bb_zerohalf_round(c, &P, per - k1) : 0;
+        if (k4 > 0) {
+            k1 += k4;
+            zh_total += k4;
+        }
         int k = k1;
         {
             /* GMI reads the tableau of the simplex's basis at the point
@@ -1079,6 +1114,8 @@ int bb_root_cuts(bb_ctx *c) {
     if (c->par->verbose && total)
         rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: %d cuts (c-MIR, GMI) at the root, %d kept, bound %.10g -> %.10g, %.2f s", total,
                 c->mm - c->m, c->sense * z0, c->sense * c->z, bb_elapsed(c));
+    if (c->par->verbose && zh_total)
+        rk_log_printf(&c->par->log, RK_LOG_INFO, "milp: %d {0,1/2} cuts at the root", zh_total);
     bb_cutpool_free(&P);
     return total;
 }

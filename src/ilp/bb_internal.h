@@ -203,6 +203,13 @@ void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double fr
  * efficacy.  work: bb_cover_work_size(c->n) bytes; idx/val: c->n entries. */
 size_t bb_cover_work_size(int n);
 int bb_cover_cut(const bb_ctx *c, int row, int dir, void *work, int *idx, double *val, double *rhs, double *eff);
+/* {0,1/2}-CG cuts (bb_zerohalf.c): bb_zerohalf_cut separates one cut
+ * a x <= rhs from one side of model row `row` (dir 0: <= ub, 1: >= lb)
+ * summed with a few other rows and bounds; returns its length (0: none)
+ * with its efficacy.  work: bb_zerohalf_work_size(c->n) bytes, zeroed
+ * once (left zeroed); idx/val: c->n entries. */
+size_t bb_zerohalf_work_size(int n);
+int bb_zerohalf_cut(const bb_ctx *c, int row, int dir, void *work, int *idx, double *val, double *rhs, double *eff);
 
 /* LP helpers (bb_lp.c) */
 void bb_apply_bounds(bb_ctx *c, const double *lb, const double *ub);
