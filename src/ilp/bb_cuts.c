@@ -828,35 +828,16 @@ static int bb_found_add(bb_ctx *c, bb_cutpool *P, bb_found *F, int max_cuts, con
     return added;
 }
 
-/* One round of lifted knapsack covers (bb_cover.c) over both sides of the
- * model rows.  Returns the number of cuts added (-1 on failure). */
-static int bb_cover_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
-    void *work = malloc(bb_cover_work_size(c->n));
-    int *idx = malloc((size_t)(c->n ? c->n : 1) * sizeof *idx);
-    double *val = malloc((size_t)(c->n ? c->n : 1) * sizeof *val);
-    bb_found F = {0};
-    int added = -1;
-    if (work && idx && val) {
-        int ok = 1;
-        for (int i = 0; i < c->m && ok; i++)
-            for (int dir = 0; dir < 2 && ok; dir++) {
-                double rhs, eff;
-                int cnt = bb_cover_cut(c, i, dir, work, idx, val, &rhs, &eff);
-                if (cnt > 0) ok = bb_found_push(&F, cnt, idx, val, rhs, eff) == 0;
-            }
-        if (ok) added = bb_found_add(c, P, &F, max_cuts, "lifted cover cut");
-    }
-    bb_found_free(&F);
-    free(work);
-    free(idx);
-    free(val);
-    return added;
-}
+/* A separator that looks at one model row at a time (bb_cover_cut,
+ * bb_zerohalf_cut): work is `work_size` zeroed bytes, idx/val c->n entries. */
+typedef int (*bb_row_separator)(const bb_ctx *c, int row, int dir, void *work, int *idx, double *val,
+                                double *rhs, double *eff);
 
-/* One round of {0,1/2}-CG cuts (bb_zerohalf.c) from both sides of the
- * model rows.  Returns the number of cuts added (-1 on failure). */
-static int bb_zerohalf_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
-    void *work = calloc(1, bb_zerohalf_work_size(c->n));
+/* One round of a row separator over both sides of the model rows; cuts are
+ * added to the pool and the simplex.  Returns the number added (-1 on failure). */
+static int bb_row_separator_round(bb_ctx *c, bb_cutpool *P, int max_cuts, bb_row_separator sep,
+                                  size_t work_size, const char *what) {
+    void *work = calloc(1, work_size);
     int *idx = malloc((size_t)(c->n ? c->n : 1) * sizeof *idx);
     double *val = malloc((size_t)(c->n ? c->n : 1) * sizeof *val);
     bb_found F = {0};
@@ -866,10 +847,10 @@ static int bb_zerohalf_round(bb_ctx *c, bb_cutpool *P, int max_cuts) {
         for (int i = 0; i < c->m && ok; i++)
             for (int dir = 0; dir < 2 && ok; dir++) {
                 double rhs, eff;
-                int cnt = bb_zerohalf_cut(c, i, dir, work, idx, val, &rhs, &eff);
+                int cnt = sep(c, i, dir, work, idx, val, &rhs, &eff);
                 if (cnt > 0) ok = bb_found_push(&F, cnt, idx, val, rhs, eff) == 0;
             }
-        if (ok) added = bb_found_add(c, P, &F, max_cuts, "{0,1/2} cut");
+        if (ok) added = bb_found_add(c, P, &F, max_cuts, what);
     }
     bb_found_free(&F);
     free(work);
@@ -1061,11 +1042,11 @@ int bb_root_cuts(bb_ctx *c) {
         if (per <= 0) break;
         int k1 = bb_cmir_round(c, &P, per);
         if (k1 < 0) k1 = 0;
-        int k3 = bb_cover_round(c, &P, per);
+        int k3 = bb_row_separator_round(c, &P, per, bb_cover_cut, bb_cover_work_size(c->n), "lifted cover cut");
         if (k3 > 0) k1 += k3;
         /* {0,1/2} cuts (short rows) fill what c-MIR and covers left of
          * the round's share */
-        int k4 = per - k1 > 0 ? bb_zerohalf_round(c, &P, per - k1) : 0;
+        int k4 = per - k1 > 0 ? bb_row_separator_round(c, &P, per - k1, bb_zerohalf_cut, bb_zerohalf_work_size(c->n), "{0,1/2} cut") : 0;
         if (k4 > 0) {
             k1 += k4;
             zh_total += k4;
