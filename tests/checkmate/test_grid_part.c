@@ -205,6 +205,18 @@ static rk_status solve_at(const rk_chain *ch, rk_solve_params *sp, int64_t b, rk
     return r;
 }
 
+/* The built-in GPT-like chain of these tests (3 blocks) and its keep-all replay. */
+static rk_sim_result example_keep_all(rk_chain *ch) {
+    rk_error err;
+    ck_assert_int_eq(rk_chain_example(ch, 3, 2, 16, 16, &err), RK_OK);
+    rk_schedule ka;
+    ck_assert_int_eq(rk_schedule_keep_all(ch, &ka, &err), RK_OK);
+    rk_sim_result ska;
+    ck_assert_int_eq(rk_simulate(ch, &ka, &ska, &err), RK_OK);
+    rk_schedule_free(&ka);
+    return ska;
+}
+
 /* rockmate's default (the grid solved around the options rk-Rotor uses) on
  * the built-in GPT-like chain at budgets from tight to keep-all: identical
  * schedules for 1 and 3 threads, never slower than the built-in options
@@ -212,13 +224,7 @@ static rk_status solve_at(const rk_chain *ch, rk_solve_params *sp, int64_t b, rk
  * recomputation (what the whole grid gives there too). */
 START_TEST(solver_pattern_search) {
     rk_chain ch;
-    rk_error err;
-    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
-    rk_schedule ka;
-    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
-    rk_sim_result ska;
-    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
-    rk_schedule_free(&ka);
+    rk_sim_result ska = example_keep_all(&ch);
     rk_solve_params sp;
     rk_solve_params_default(&sp);
     sp.cm = params(8, 8, 1);
@@ -271,12 +277,7 @@ END_TEST
 START_TEST(solver_reuse_across_budgets) {
     rk_chain ch;
     rk_error err;
-    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
-    rk_schedule ka;
-    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
-    rk_sim_result ska;
-    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
-    rk_schedule_free(&ka);
+    rk_sim_result ska = example_keep_all(&ch);
     rk_solve_params sp;
     rk_solve_params_default(&sp);
     sp.cm = params(8, 8, 2);
@@ -317,12 +318,7 @@ END_TEST
 START_TEST(time_box_over) {
     rk_chain ch;
     rk_error err;
-    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
-    rk_schedule ka;
-    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
-    rk_sim_result ska;
-    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
-    rk_schedule_free(&ka);
+    example_keep_all(&ch);
     rk_solve_params sp;
     rk_solve_params_default(&sp);
     ck_assert(sp.grid_time_box <= 0); /* off by default: not deterministic */
@@ -355,12 +351,7 @@ END_TEST
 START_TEST(work_box_deterministic) {
     rk_chain ch;
     rk_error err;
-    ck_assert_int_eq(rk_chain_example(&ch, 3, 2, 16, 16, &err), RK_OK);
-    rk_schedule ka;
-    ck_assert_int_eq(rk_schedule_keep_all(&ch, &ka, &err), RK_OK);
-    rk_sim_result ska;
-    ck_assert_int_eq(rk_simulate(&ch, &ka, &ska, &err), RK_OK);
-    rk_schedule_free(&ka);
+    rk_sim_result ska = example_keep_all(&ch);
     rk_solve_params sp;
     rk_solve_params_default(&sp);
     ck_assert(sp.grid_work > 0); /* on by default */
