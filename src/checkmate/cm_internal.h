@@ -115,6 +115,9 @@ rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *l
 
 /* Export lp to p->export_dir/<name>.mps when exporting. */
 rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_error *err);
+/* cm_export, then cm_solve with cm_milp_params (res zeroed first, also on failure). */
+rk_status cm_export_and_solve(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_milp_result *res,
+                              rk_error *err);
 
 /* Decode into ops and replay the whole sequence on the graph: peak, time. */
 rk_status cm_decode_replay(const rk_checkmate_model *m, const double *x, rk_op **ops, int *n_ops,

@@ -57,6 +57,16 @@ void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     mp->seed = p->seed;
 }
 
+rk_status cm_export_and_solve(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_milp_result *res,
+                              rk_error *err) {
+    memset(res, 0, sizeof *res);
+    rk_status r = cm_export(p, name, lp, err);
+    if (r) return r;
+    rk_milp_params mp;
+    cm_milp_params(p, &mp);
+    return cm_solve(p, name, lp, &mp, res, err);
+}
+
 rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m_save, const rk_checkmate_params *p,
                                     rk_option *opt, double *objective, int *optimal, double *gap, rk_error *err) {
     rk_checkmate_params def;
@@ -76,12 +86,8 @@ rk_status rk_checkmate_solve_budget(const rk_graph *g, int64_t m_peak, int64_t m
     }
     char name[256];
     snprintf(name, sizeof name, "%s", p->export_prefix ? p->export_prefix : "block");
-    r = cm_export(p, name, lp, err);
-    rk_milp_params mp;
-    cm_milp_params(p, &mp);
     rk_milp_result res;
-    memset(&res, 0, sizeof res);
-    if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
+    r = cm_export_and_solve(p, name, lp, &res, err);
     if (!r) {
         if (res.has_solution && (res.status == RK_MILP_OPTIMAL || res.status == RK_MILP_TIME_LIMIT)) {
             double obj;
@@ -167,12 +173,8 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
     if (r) return r;
     char name[300];
     snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
-    r = cm_export(p, name, lp, err);
-    rk_milp_params mp;
-    cm_milp_params(p, &mp);
     rk_milp_result res;
-    memset(&res, 0, sizeof res);
-    if (!r) r = cm_solve(p, name, lp, &mp, &res, err);
+    r = cm_export_and_solve(p, name, lp, &res, err);
     if (!r && nodes) *nodes += res.nodes;
     if (!r && iters) *iters += res.iterations;
     if (!r && res.has_solution) {
