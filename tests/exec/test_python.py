@@ -16,6 +16,8 @@ import unittest
 
 import torch
 
+from bn_net import BnDropNet  # tests/exec/bn_net.py
+
 ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("RKMATE_BUILD_ROOT", os.path.join(ROOT, "build"))
 PKG = os.path.join(BUILD, "python")
@@ -24,24 +26,6 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "models"))
 import rkmate  # noqa: E402
 
 STEPS = 10
-
-
-class BnDropNet(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        nn = torch.nn
-        self.stem = nn.Conv2d(3, 8, 3, padding=1)
-        self.bn = nn.BatchNorm2d(8)
-        self.convs = nn.ModuleList([nn.Conv2d(8, 8, 3, padding=1) for _ in range(5)])
-        self.bns = nn.ModuleList([nn.BatchNorm2d(8) for _ in range(5)])
-        self.drop = nn.Dropout(0.2)
-        self.head = nn.Linear(8, 5)
-
-    def forward(self, x):
-        x = torch.relu(self.bn(self.stem(x)))
-        for c, b in zip(self.convs, self.bns):
-            x = x + self.drop(torch.relu(b(c(x))))
-        return self.head(x.mean((2, 3)))
 
 
 def train(m, batches, make_opt):

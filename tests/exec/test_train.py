@@ -22,6 +22,8 @@ import unittest
 import numpy as np
 import torch
 
+from bn_net import BnDropNet  # tests/exec/bn_net.py
+
 RKMATE = os.environ.get("RKMATE", "rkmate")
 ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 MODELS = os.path.join(ROOT, "tools", "models")
@@ -44,26 +46,6 @@ def train(model, sched, rkg, *extra):
     p = rk("train", model, *target, "--chain", rkg, "--json", "--steps", STEPS, *extra, check=0)
     lines = [json.loads(x) for x in p.stdout.splitlines()]
     return lines[:-1], lines[-1]
-
-
-class BnDropNet(torch.nn.Module):
-    """ResNet-like: conv + BatchNorm + ReLU + dropout residual blocks."""
-
-    def __init__(self):
-        super().__init__()
-        nn = torch.nn
-        self.stem = nn.Conv2d(3, 8, 3, padding=1)
-        self.bn = nn.BatchNorm2d(8)
-        self.convs = nn.ModuleList([nn.Conv2d(8, 8, 3, padding=1) for _ in range(5)])
-        self.bns = nn.ModuleList([nn.BatchNorm2d(8) for _ in range(5)])
-        self.drop = nn.Dropout(0.2)
-        self.head = nn.Linear(8, 5)
-
-    def forward(self, x):
-        x = torch.relu(self.bn(self.stem(x)))
-        for c, b in zip(self.convs, self.bns):
-            x = x + self.drop(torch.relu(b(c(x))))
-        return self.head(x.mean((2, 3)))
 
 
 def export_bn():
