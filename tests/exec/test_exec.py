@@ -80,6 +80,20 @@ def solve(rkg, algo, budget):
 
 
 class ExecBase(unittest.TestCase):
+    def trace_verify_run_3x8(self, module, name):
+        """Trace module (float64, train mode, one 3x8 input) with --verify:
+        the blocks reproduce its forward; keep-all and recompute-all run with
+        the plain step's gradients."""
+        import torch
+        path = os.path.join(TMP, name + ".pt")
+        torch.jit.trace(module.double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
+        rkg = os.path.join(TMP, name + ".rkg")
+        p = run("trace", path, "--input", "3x8:float64", "-o", rkg, "--verify", "--json", "--quiet", check=0)
+        self.assertTrue(json.loads(p.stdout)["forward_equal"])
+        for algo in ("none", "recompute-all"):
+            rks, _ = solve(rkg, algo, 10**12)
+            self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
+
     def check_run(self, model, inputs, rkg, rks, budget=None):
         p = run("run", model, rks, "--chain", rkg, *inputs, "--check", "--json", "--iters", "1", check=0)
         r = json.loads(p.stdout)
@@ -267,14 +281,7 @@ class TestInplace(ExecBase):
                 v = F.dropout(v, 0.3, True, True)
                 return v.view(3, 8) * 2
 
-        path = os.path.join(TMP, "inplace.pt")
-        torch.jit.trace(A().double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
-        rkg = os.path.join(TMP, "inplace.rkg")
-        p = run("trace", path, "--input", "3x8:float64", "-o", rkg, "--verify", "--json", "--quiet", check=0)
-        self.assertTrue(json.loads(p.stdout)["forward_equal"])
-        for algo in ("none", "recompute-all"):
-            rks, _ = solve(rkg, algo, 10**12)
-            self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
+        self.trace_verify_run_3x8(A(), "inplace")
 
     def test_inplace_on_view_read_later(self):
         """relu_ on a slice of h, then h read again: merged into h's node, the
@@ -291,14 +298,7 @@ class TestInplace(ExecBase):
                 h[:, :4].relu_()
                 return h * 3
 
-        path = os.path.join(TMP, "inplace_b.pt")
-        torch.jit.trace(B().double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
-        rkg = os.path.join(TMP, "inplace_b.rkg")
-        p = run("trace", path, "--input", "3x8:float64", "-o", rkg, "--verify", "--json", "--quiet", check=0)
-        self.assertTrue(json.loads(p.stdout)["forward_equal"])
-        for algo in ("none", "recompute-all"):
-            rks, _ = solve(rkg, algo, 10**12)
-            self.check_run(path, ["--input", "3x8:float64"], rkg, rks)
+        self.trace_verify_run_3x8(B(), "inplace_b")
 
     def test_inplace_on_view_read_before_and_after_refused(self):
         """An op reads h, then relu_ writes a slice of h, then h is read again:
