@@ -9,6 +9,7 @@
 #include <torch/version.h>
 #include <torch/cuda.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
 #ifdef RK_TORCH_CUDA
@@ -18,6 +19,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -125,6 +127,22 @@ void Mem::reset_peak() const {
     TrackingAllocator::get().reset_peak();
 }
 
+int64_t Mem::reserved_peak() const {
+#ifdef RK_TORCH_CUDA
+    if (M.cuda) return c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index()).reserved_bytes[0].peak;
+#endif
+    return 0;
+}
+
+void Mem::release_cache() const {
+#ifdef RK_TORCH_CUDA
+    if (M.cuda) {
+        sync();
+        c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+#endif
+}
+
 void Mem::sync() const {
 #ifdef RK_TORCH_CUDA
     if (M.cuda) c10::cuda::device_synchronize();
@@ -183,6 +201,17 @@ void select_device(Model &M, const char *device) {
                              torch_version_text() + " has CUDA, but no GPU or driver was found)");
     M.cuda = true;
     M.dev = c10::Device(d == "cuda" ? std::string("cuda:0") : d);
+    // Gradients are compared bit for bit with the plain step run in the same
+    // process: ask for deterministic kernels (cuDNN's deterministic algorithms,
+    // no autotuning, ATen's deterministic variants where they exist — a kernel
+    // without one only warns).  Plain step and schedule run under the same
+    // settings, so timings compare like with like.
+    // cuBLAS is deterministic with a fixed workspace configuration (read when
+    // its first handle is made; a user's own setting is kept).
+    setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
+    at::globalContext().setDeterministicCuDNN(true);
+    at::globalContext().setBenchmarkCuDNN(false);
+    at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
 #else
     (void)M;
     fail(RK_EINPUT, "--device " + d + ": this build's libtorch " + torch_version_text() + " has no CUDA (cpu only)");

@@ -163,6 +163,12 @@ struct Mem {
     int64_t cur() const { return bytes(false); }
     int64_t peak() const { return bytes(true); }
     void reset_peak() const;
+    // The device allocator's reserved bytes (CUDA caching allocator: segments
+    // held from the driver) at their peak since reset_peak; 0 on the CPU.
+    int64_t reserved_peak() const;
+    // Gives cached, unused device memory back (CUDA), so that the next
+    // reserved_peak counts what one step reserves; nothing on the CPU.
+    void release_cache() const;
     void sync() const;
     double now() const; // microseconds, after a device synchronisation
 };

@@ -121,6 +121,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
         // Plain step: module forward + autograd backward.
         zero_param_grads(params);
         {
+            if (it == 0) A.release_cache();
             int64_t base = A.cur();
             A.reset_peak();
             double a = A.now();
@@ -130,6 +131,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             double e = A.now() - a;
             int64_t pk = A.peak() - base + input_bytes;
             if (it > 0) { tp.push_back(e); peak_plain = std::max(peak_plain, pk); }
+            if (it == 0) res->baseline_reserved = A.reserved_peak();
             if (it == 0 && ro->check) {
                 PauseTracking p;
                 ref_out = keep_copy(y);
@@ -143,6 +145,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
         }
         zero_param_grads(params);
         {
+            if (it == 0) A.release_cache();
             int64_t base = A.cur();
             A.reset_peak();
             double a = A.now();
@@ -153,6 +156,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             double e = A.now() - a;
             int64_t pk = A.peak() - base + input_bytes;
             if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
+            if (it == 0) res->measured_reserved = A.reserved_peak();
             if (it == 0 && ro->check) {
                 PauseTracking p;
                 for (auto &q : params) rk_grads.push_back(keep_copy(q.grad()));

@@ -74,6 +74,11 @@ typedef struct {
     int64_t measured_peak;       /* bytes of activations (params and their grads excluded),
                                     the first block's inputs included as in the simulator */
     int64_t baseline_peak;       /* same for the plain step (module forward + autograd) */
+    int64_t measured_reserved;   /* CUDA: the caching allocator's reserved bytes at their peak
+                                    in the warm-up step, started from an emptied cache (all
+                                    device memory the step held from the driver, parameters
+                                    included); 0 on the CPU */
+    int64_t baseline_reserved;   /* same for the plain step */
     double measured_time;        /* microseconds, median over iterations */
     double baseline_time;
     int checked;

@@ -22,26 +22,53 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smaller models")
     ap.add_argument("--grid", default="10x10", help="rk-Checkmate grid for rockmate (default 10x10)")
     ap.add_argument("--time-limit", default="5", help="seconds per rk-Checkmate ILP (default 5)")
+    ap.add_argument("--device", default="cpu", help="cpu (default) or cuda[:N]: trace and run there")
+    ap.add_argument("--models", default="gpt2,resnet", help="comma-separated: gpt2, resnet (default both)")
+    ap.add_argument("--gpt2", metavar="L,W,H,S,B", default=None,
+                    help="GPT2 shape: layers, width, heads, sequence, batch (default from --layers/--quick; "
+                         "GPT2-medium is 24,1024,16; GPT2-large 36,1280,20)")
+    ap.add_argument("--resnet", metavar="DEPTH,IMAGE,BATCH", default="18,64,4", help="ResNet shape (default 18,64,4)")
+    ap.add_argument("--fractions", default="1,0.75,0.5,0.3",
+                    help="budgets as fractions of the plain step's activation peak (default 1,0.75,0.5,0.3)")
+    ap.add_argument("--algos", default="sqrt,rotor,rockmate", help="default sqrt,rotor,rockmate")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     rk = a.rkmate
     py = sys.executable
-    models = {
-        "gpt2": (["tools/models/gpt2.py", "--layers", str(a.layers), "--width", "256" if not a.quick else "128",
-                  "--heads", "4", "--seq", "128" if not a.quick else "64", "--batch", "4"], None),
-        "resnet": (["tools/models/resnet.py", "--depth", "18"], None),
+    if a.gpt2:
+        L, W, H, S, B = (int(v) for v in a.gpt2.split(","))
+    else:
+        L, W, H, S, B = a.layers, 256 if not a.quick else 128, 4, 128 if not a.quick else 64, 4
+    depth, image, rbatch = (int(v) for v in a.resnet.split(","))
+    # Big models: no CPU self-check in the exporter (the trace's --verify-like
+    # check is the run's own --check against the plain step).
+    big = ["--no-check"] if a.device != "cpu" else []
+    all_models = {
+        "gpt2": ["tools/models/gpt2.py", "--layers", str(L), "--width", str(W), "--heads", str(H), "--seq", str(S),
+                 "--batch", str(B), *big],
+        "resnet": ["tools/models/resnet.py", "--depth", str(depth), "--image", str(image), "--batch", str(rbatch),
+                   *big],
     }
-    fractions = [1.0, 0.75, 0.5, 0.3]
-    algos = ["sqrt", "rotor", "rockmate"]
+    models = {m: all_models[m] for m in a.models.split(",")}
+    fractions = [float(f) for f in a.fractions.split(",")]
+    algos = a.algos.split(",")
+    device = [] if a.device == "cpu" else ["--device", a.device]
+    devname = a.device
+    if a.device != "cpu":
+        import torch
+        devname = torch.cuda.get_device_name(0)
+    print(f"device: {devname}", flush=True)
     rows = []
-    for name, (cmd, _) in models.items():
-        mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT)
+    for name, cmd in models.items():
+        mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT, device)
+        inputs = inputs + device
         # the plain step and keep-everything schedule give the reference peak
         base = keep_all_run(rk, mp, chain, inputs, a.out, name, ["--iters", str(a.iters)])
         plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
         rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=True,
                          predicted_peak=None, measured_peak=plain_peak, measured_time=plain_time,
-                         overhead=0.0, grads_equal=True))
+                         reserved=base.get("baseline_reserved"), overhead=0.0, grads_equal=True))
+        print(f"{name}: plain step {plain_time/1000:.2f} ms, activation peak {plain_peak/2**20:.1f} MiB", flush=True)
         for f in fractions:
             budget = int(plain_peak * f)
             for algo in algos:
@@ -57,9 +84,13 @@ def main():
                 rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
                                  predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
                                  measured_time=r["measured_time"], plain_time=r["baseline_time"],
+                                 reserved=r.get("measured_reserved"),
                                  overhead=r["measured_time"] / r["baseline_time"] - 1,
-                                 grads_equal=r["grads_equal"]))
-    json.dump(rows, open(os.path.join(a.out, "results.json"), "w"), indent=1)
+                                 grads_equal=r["grads_equal"], max_abs_diff=r.get("max_abs_diff")))
+                print(f"  {name} {int(f*100)}% {algo}: predicted {r['predicted_peak']/2**20:.1f} MiB, measured "
+                      f"{r['measured_peak']/2**20:.1f} MiB, {r['measured_time']/1000:.2f} ms vs plain "
+                      f"{r['baseline_time']/1000:.2f} ms, grads {'equal' if r['grads_equal'] else 'DIFFER'}", flush=True)
+    json.dump(dict(device=devname, rows=rows), open(os.path.join(a.out, "results.json"), "w"), indent=1)
     print(f"{'model':8} {'budget':>7} {'algo':9} {'pred. peak':>12} {'meas. peak':>12} {'step ms':>9} "
           f"{'overhead':>9} grads")
     for r in rows:
@@ -70,11 +101,29 @@ def main():
         print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {pp} "
               f"{r['measured_peak']/2**20:10.1f}Mi {r['measured_time']/1000:9.2f} {100*r['overhead']:8.1f}% "
               f"{'equal' if r['grads_equal'] else 'DIFFERENT'}")
+    md = [f"Device: {devname}.  Budgets are fractions of the plain step's activation peak; peaks are the "
+          "allocator's allocated bytes of activations (parameters and their gradients apart); reserved is the "
+          "whole step's reserved device memory (CUDA, parameters included).", "",
+          "| model | budget | algo | predicted MiB | measured MiB | reserved MiB | step ms | overhead | gradients |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        b = "plain" if r["algo"] == "pytorch" else f"{int(round(r['fraction'] * 100))} %"
+        if not r["feasible"]:
+            md.append(f"| {r['model']} | {b} | {r['algo']} | no schedule | | | | | |")
+            continue
+        pp = f"{r['predicted_peak'] / 2**20:.1f}" if r.get("predicted_peak") else ""
+        rs = f"{r['reserved'] / 2**20:.0f}" if r.get("reserved") else ""
+        md.append(f"| {r['model']} | {b} | {r['algo']} | {pp} | {r['measured_peak'] / 2**20:.1f} | {rs} | "
+                  f"{r['measured_time'] / 1000:.2f} | {100 * r['overhead']:+.1f} % | "
+                  f"{'equal' if r['grads_equal'] else 'DIFFER'} |")
+    open(os.path.join(a.out, "exec.md"), "w").write("\n".join(md) + "\n")
+    print(f"table: {os.path.join(a.out, 'exec.md')}")
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5))
+        fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5), squeeze=False)
+        axes = axes[0]
         for ax, name in zip(axes, models):
             for algo, mark in zip(algos, "^sx"):
                 pts = [(r["measured_peak"] / 2**20, 100 * r["overhead"]) for r in rows
@@ -85,7 +134,7 @@ def main():
             ax.axvline(plain["measured_peak"] / 2**20, color="gray", ls="--", label="plain PyTorch peak")
             ax.set_xlabel("measured peak activation memory (MiB)")
             ax.set_ylabel("overhead vs plain step (%)")
-            ax.set_title(name)
+            ax.set_title(f"{name} ({devname})")
             ax.legend()
         fig.tight_layout()
         png = os.path.join(a.out, "exec.png")

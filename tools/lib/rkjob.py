@@ -16,7 +16,7 @@ def sh(cmd, **kw):
     return p
 
 
-def export_and_trace(rk, py, exporter, out_dir, name, root):
+def export_and_trace(rk, py, exporter, out_dir, name, root, trace_opts=()):
     """Export a model (exporter: the script and its arguments, relative to root)
     to out_dir/name.pt and trace it to out_dir/name.rkg; returns the model
     path, the chain path and the input options the exporter printed."""
@@ -28,7 +28,7 @@ def export_and_trace(rk, py, exporter, out_dir, name, root):
         if t in ("--input", "--input-file"):
             inputs += [t, toks[i + 1]]
     chain = os.path.join(out_dir, name + ".rkg")
-    sh([rk, "trace", model, *inputs, "-o", chain, "--quiet"])
+    sh([rk, "trace", model, *inputs, *trace_opts, "-o", chain, "--quiet"])
     return model, chain, inputs
 
 

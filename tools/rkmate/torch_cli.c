@@ -56,6 +56,8 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
         else
             printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
         solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 1);
+        printf("\"measured_reserved\": %lld, \"baseline_reserved\": %lld, ", (long long)r->measured_reserved,
+               (long long)r->baseline_reserved);
         printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d}\n",
                (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops);
         return;
@@ -65,6 +67,9 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
            rk_format_bytes(sim->peak, a, sizeof a), rk_format_bytes(r->measured_peak, b, sizeof b),
            rk_format_bytes(r->baseline_peak, c, sizeof c));
     solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 0);
+    if (r->measured_reserved || r->baseline_reserved)
+        printf("device memory reserved (whole step, parameters included): %s, plain step %s\n",
+               rk_format_bytes(r->measured_reserved, a, sizeof a), rk_format_bytes(r->baseline_reserved, c, sizeof c));
     printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
            r->baseline_time);
     if (r->checked)

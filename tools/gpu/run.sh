@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# tools/gpu/run.sh — build, test and benchmark rkmate on a GPU machine that has
+# PyTorch (with CUDA) and nvcc but no Debian development packages and no
+# network (the `device` machines: torch 2.11+cu130, nvcc 13).  What is missing
+# comes from .gpu/ (made by tools/gpu/fetch.sh on a machine with network):
+# the .deb files are unpacked into .gpu/root and pkg-config is pointed there.
+#   tools/gpu/run.sh [--stages env,build,cuda,test,bench] [--arch sm_90] [--out DIR]
+#                    [--deadline SECONDS] [--bench-args "ARGS for tools/bench/exec.py"]
+# Stages: env (what the machine has), build (build-gpu), cuda (the CUDA tests,
+# test_cuda and exec_cuda, alone on the GPU), test (every other test, run in
+# the background beside the bench), bench (tools/bench/exec.py --device cuda).
+# --deadline: the whole script's seconds; the bench and the tests are cut
+# (timeout) so that it ends inside them with its logs written.
+# Logs and results go to --out (default $OUT, else build-gpu/out): env.txt,
+# build.log, cuda.log, test.log, bench.log, exec.md, results.json, exec.png.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+stages=env,build,cuda,test,bench
+deadline=0
+start=$(date +%s)
+arch=sm_90
+out=${OUT:-$root/build-gpu/out}
+bench_args="--models gpt2,resnet --gpt2 12,768,12,512,8 --resnet 50,224,32 --fractions 1,0.75,0.5,0.3"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --stages) stages=$2; shift 2 ;;
+        --arch) arch=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --bench-args) bench_args=$2; shift 2 ;;
+        --deadline) deadline=$2; shift 2 ;;
+        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        *) echo "tools/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$out"
+has() { case ",$stages," in *",$1,"*) return 0 ;; esac; return 1; }
+# seconds left before the deadline, less a margin (a large number without one)
+left() { if [ "$deadline" -gt 0 ]; then echo $((deadline - ($(date +%s) - start) - ${1:-10})); else echo 100000; fi; }
+cd "$root"
+jobs=$(nproc)
+
+# --- what the machine lacks, from .gpu/ -------------------------------------
+sys=$root/.gpu/root
+if [ -d .gpu/debs ]; then
+    rm -rf "$sys"; mkdir -p "$sys"
+    for d in .gpu/debs/*.deb; do dpkg-deb -x "$d" "$sys" || { echo "cannot unpack $d" >&2; exit 1; }; done
+    # absolute symbolic links (zlib's libz.so) point into the unpacked tree
+    find "$sys" -type l | while read -r l; do
+        t=$(readlink "$l")
+        case "$t" in /*) [ -e "$sys$t" ] && ln -sfn "$sys$t" "$l" ;; esac
+    done
+    export PATH=$sys/usr/bin:$PATH
+    export PKG_CONFIG=$sys/usr/bin/pkgconf
+    export PKG_CONFIG_LIBDIR=$sys/usr/lib/x86_64-linux-gnu/pkgconfig:$sys/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=$sys
+    export LD_LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu:$sys/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+py=$(command -v python3)
+if ls .gpu/whl/*.whl >/dev/null 2>&1; then
+    "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/rkmate-site \
+        .gpu/whl/*.whl && export PYTHONPATH=/tmp/rkmate-site${PYTHONPATH:+:$PYTHONPATH}
+fi
+export RKMATE_PYTHON=$py
+nvcc=$(command -v nvcc || true)
+for c in /usr/local/cuda/bin/nvcc $("$py" -c 'import nvidia,os;print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/bin/nvcc; do
+    [ -z "$nvcc" ] && [ -x "$c" ] && nvcc=$c
+done
+[ -n "$nvcc" ] && export PATH=$(dirname "$nvcc"):$PATH
+
+if has env; then
+    { date -u; nvidia-smi -L; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+      echo "nvcc: $nvcc"; ${nvcc:-false} --version | tail -2; cc --version | head -1; c++ --version | head -1
+      echo "python: $py"; "$py" -c 'import torch,sys;print("torch",torch.__version__,"cuda",torch.version.cuda,torch.cuda.is_available(),torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
+      "$py" -c 'import highspy;print("highspy ok")'; nproc; free -g | head -2; } > "$out/env.txt" 2>&1
+    cat "$out/env.txt"
+fi
+
+status=0
+if has build; then
+    echo "== build (build-gpu, -Dnvcc_arch=$arch)"
+    { [ -f build-gpu/build.ninja ] || meson setup build-gpu --buildtype=release -Dtorch=enabled -Dtorch_python="$py" \
+          -Dcuda=enabled -Dnvcc_arch="$arch" -Dstatic_tests=false; } > "$out/build.log" 2>&1 &&
+        ninja -C build-gpu -j "$jobs" >> "$out/build.log" 2>&1 || { status=1; tail -40 "$out/build.log"; }
+    tail -3 "$out/build.log"
+fi
+if has cuda && [ $status -eq 0 ]; then
+    echo "== the CUDA tests, alone on the GPU"
+    for t in test_cuda exec_cuda; do
+        timeout "$(left 60)" meson test -C build-gpu --no-rebuild --verbose "$t" > "$out/cuda-$t.log" 2>&1 || status=1
+        grep -E "^ok:|FAIL|skipped|^ *1/1 " "$out/cuda-$t.log" | head -20
+    done
+fi
+tests_pid=
+if has test && [ -x build-gpu/tools/rkmate/rkmate ]; then
+    echo "== every other test (meson test, in the background)"
+    others=$(meson introspect build-gpu --tests | "$py" -c 'import json,sys
+print(" ".join(t["name"] for t in json.load(sys.stdin) if t["name"] not in ("test_cuda", "exec_cuda")))')
+    # shellcheck disable=SC2086
+    ( timeout "$(left 20)" meson test -C build-gpu --no-rebuild --print-errorlogs --num-processes "$jobs" \
+          $others > "$out/test.log" 2>&1; echo "meson test exit $?" >> "$out/test.log" ) &
+    tests_pid=$!
+fi
+if has bench && [ -x build-gpu/tools/rkmate/rkmate ]; then
+    echo "== bench: tools/bench/exec.py --device cuda $bench_args"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 timeout "$(left 40)" "$py" tools/bench/exec.py --rkmate build-gpu/tools/rkmate/rkmate \
+        --device cuda --out build-gpu/bench $bench_args 2>&1 | tee "$out/bench.log"
+    cp build-gpu/bench/exec.md build-gpu/bench/results.json build-gpu/bench/exec.png "$out/" 2>/dev/null
+fi
+if [ -n "$tests_pid" ]; then
+    wait "$tests_pid"
+    grep -E "^ *[0-9]+/[0-9]+ " "$out/test.log" | sed 's/  */ /g'
+    tail -9 "$out/test.log"
+    grep -q "meson test exit 0" "$out/test.log" || status=1
+fi
+exit $status
