@@ -56,6 +56,8 @@ if [ -d .gpu/debs ]; then
     export LD_LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu:$sys/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 py=$(command -v python3)
+# meson and ninja from pip live beside that Python
+export PATH=$PATH:$(dirname "$py")
 if ls .gpu/whl/*.whl >/dev/null 2>&1; then
     "$py" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/rkmate-site \
         .gpu/whl/*.whl && export PYTHONPATH=/tmp/rkmate-site${PYTHONPATH:+:$PYTHONPATH}
