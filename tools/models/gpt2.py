@@ -84,6 +84,10 @@ class GPT2(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(vocab, width)
         self.wpe = nn.Embedding(seq, width)
+        # Positions as a buffer (as Hugging Face's GPT-2 does): it moves with the
+        # module to the GPU, where torch.arange(device=idx.device) would stay on
+        # the device the model was traced on (jit.trace bakes it in as a constant).
+        self.register_buffer("pos_ids", torch.arange(seq, dtype=torch.long).unsqueeze(0), persistent=False)
         self.drop = nn.Dropout(dropout)
         self.h = nn.ModuleList([Block(width, heads, seq, dropout, gelu) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(width)
@@ -101,7 +105,7 @@ class GPT2(nn.Module):
 
     def forward(self, idx):
         T = idx.size(1)
-        pos = torch.arange(0, T, dtype=torch.long, device=idx.device).unsqueeze(0)
+        pos = self.pos_ids[:, :T]
         x = self.drop(self.wte(idx) + self.wpe(pos))
         for block in self.h:
             x = block(x)
