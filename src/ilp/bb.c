@@ -684,7 +684,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         p = &defp;
     }
     memset(res, 0, sizeof *res);
-    rk_lp *agg = NULL, *work = NULL, *tight = NULL;
+    rk_lp *agg = NULL, *work = NULL, *tight = NULL, *clq = NULL;
     int *map = NULL;
     double *inc = NULL, *dbg = NULL;
     rk_milp_pseudocosts pc;
@@ -695,6 +695,8 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     int changed = removed < 0 ? -1 : bb_strengthen_rows(agg ? agg : lp, &work);
     int tightened = changed < 0 ? -1 : bb_tighten_coefs(work ? work : agg ? agg : lp, &tight);
     if (tightened < 0) changed = -1;
+    int cliques = changed < 0 ? -1 : bb_add_cliques(tight ? tight : work ? work : agg ? agg : lp, &clq);
+    if (cliques < 0) changed = -1;
     rk_status st;
     if (changed < 0) {
         st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
@@ -705,13 +707,14 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         if (p->verbose > 1 && changed) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d integer rows strengthened", changed);
         if (p->verbose > 1 && tightened)
             rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d coefficients of binaries tightened", tightened);
+        if (p->verbose > 1 && cliques) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d clique rows added", cliques);
         st = RK_OK;
-        const rk_lp *stages[2] = {work, tight};
-        const char *stage_names[2] = {"the integer-row strengthening", "the coefficient tightening"};
-        if (p->debug_solution) st = bb_debug_presolve(lp, p->debug_solution, agg, map, stages, stage_names, 2, &dbg, err);
+        const rk_lp *stages[3] = {work, tight, clq};
+        const char *stage_names[3] = {"the integer-row strengthening", "the coefficient tightening", "the clique rows"};
+        if (p->debug_solution) st = bb_debug_presolve(lp, p->debug_solution, agg, map, stages, stage_names, 3, &dbg, err);
         if (st == RK_OK) {
             q.debug_solution = dbg;
-            st = bb_search(tight ? tight : work ? work : agg ? agg : lp, &q, res, err, sub);
+            st = bb_search(clq ? clq : tight ? tight : work ? work : agg ? agg : lp, &q, res, err, sub);
         } else {
             res->status = RK_MILP_ERROR;
         }
@@ -722,6 +725,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
             st = rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
         }
     }
+    rk_lp_free(clq);
     rk_lp_free(tight);
     rk_lp_free(work);
     rk_lp_free(agg);

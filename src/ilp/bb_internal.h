@@ -3,6 +3,7 @@
  * bb_lp.c (the node LP relaxation, cutoff and clock, called by all the others),
  * bb_aggr.c (aggregation of tied columns, before the search), bb_rows.c
  * (integer rows divided by their gcd), bb_coef.c (coefficient tightening),
+ * bb_clique.c (clique rows from single rows),
  * bb_queue.c (open nodes, best-bound heap), bb_prop.c (domain propagation),
  * bb_probe.c (root probing), bb_branch.c (pseudocost / reliability
  * branching), bb_heur.c (incumbent checks, rounding, diving, RINS and RENS),
@@ -247,6 +248,13 @@ int bb_aggregate(const rk_lp *lp, rk_lp **out, int **map);
  * Returns the number of coefficients changed (0: *out NULL), -1 when out of
  * memory. */
 int bb_tighten_coefs(const rk_lp *lp, rk_lp **out);
+
+/* clique rows (bb_clique.c): *out = a copy of lp with set-packing rows
+ * `sum of literals <= 1` appended for the maximal cliques of conflicting
+ * binaries read off single rows (pairs whose weights pass the row's slack),
+ * those not already rows; same integer solutions, tighter LP.  Returns the
+ * number of rows added (0: *out NULL), -1 when out of memory. */
+int bb_add_cliques(const rk_lp *lp, rk_lp **out);
 
 /* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
  * objective cutoff, with use_rc the root LP's reduced-cost bound) in
