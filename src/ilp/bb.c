@@ -695,7 +695,8 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
     int changed = removed < 0 ? -1 : bb_strengthen_rows(agg ? agg : lp, &work);
     int tightened = changed < 0 ? -1 : bb_tighten_coefs(work ? work : agg ? agg : lp, &tight);
     if (tightened < 0) changed = -1;
-    int cliques = changed < 0 ? -1 : bb_add_cliques(tight ? tight : work ? work : agg ? agg : lp, &clq);
+    int clq_dropped = 0;
+    int cliques = changed < 0 ? -1 : bb_add_cliques(tight ? tight : work ? work : agg ? agg : lp, &clq, &clq_dropped);
     if (cliques < 0) changed = -1;
     rk_status st;
     if (changed < 0) {
@@ -707,7 +708,7 @@ static rk_status bb_solve(const rk_lp *lp, const rk_milp_params *p, rk_milp_resu
         if (p->verbose > 1 && changed) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d integer rows strengthened", changed);
         if (p->verbose > 1 && tightened)
             rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d coefficients of binaries tightened", tightened);
-        if (p->verbose > 1 && cliques) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d clique rows added", cliques);
+        if (p->verbose > 1 && cliques) rk_log_printf(&p->log, RK_LOG_DETAIL, "milp: %d clique rows added, %d row sides they imply dropped", cliques, clq_dropped);
         st = RK_OK;
         const rk_lp *stages[3] = {work, tight, clq};
         const char *stage_names[3] = {"the integer-row strengthening", "the coefficient tightening", "the clique rows"};

@@ -252,9 +252,10 @@ int bb_tighten_coefs(const rk_lp *lp, rk_lp **out);
 /* clique rows (bb_clique.c): *out = a copy of lp with set-packing rows
  * `sum of literals <= 1` appended for the maximal cliques of conflicting
  * binaries read off single rows (pairs whose weights pass the row's slack),
- * those not already rows; same integer solutions, tighter LP.  Returns the
- * number of rows added (0: *out NULL), -1 when out of memory. */
-int bb_add_cliques(const rk_lp *lp, rk_lp **out);
+ * those not already rows, and the row sides that their cliques imply
+ * dropped (*dropped of them); same integer solutions, tighter LP.  Returns
+ * the number of rows added (0: *out NULL), -1 when out of memory. */
+int bb_add_cliques(const rk_lp *lp, rk_lp **out, int *dropped);
 
 /* probing (bb_probe.c): fix binaries whose one side is infeasible (rows,
  * objective cutoff, with use_rc the root LP's reduced-cost bound) in

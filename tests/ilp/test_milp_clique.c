@@ -15,7 +15,8 @@
 #include "rk_milp.h"
 
 typedef struct {
-    int cliques;    /* "milp: N clique rows added" */
+    int cliques;    /* "milp: N clique rows added, D row sides they imply dropped" */
+    int dropped;
     double root_lp; /* "... root LP V, ..." (as printed: the problem's sense) */
 } clq_log;
 
@@ -24,13 +25,17 @@ static void on_log(void *user, rk_log_level level, const char *line) {
     clq_log *L = user;
     const char *s = strstr(line, "milp: ");
     int k;
-    if (s && strstr(s, "clique rows added") && sscanf(s, "milp: %d", &k) == 1) L->cliques = k;
+    int d;
+    if (s && strstr(s, "clique rows added") && sscanf(s, "milp: %d clique rows added, %d", &k, &d) == 2) {
+        L->cliques = k;
+        L->dropped = d;
+    }
     const char *r = strstr(line, "root LP ");
     if (r) L->root_lp = strtod(r + 8, NULL);
 }
 
 static rk_milp_result solve_logged(const rk_lp *lp, rk_milp_params *p, clq_log *L) {
-    L->cliques = 0;
+    L->cliques = L->dropped = 0;
     L->root_lp = NAN;
     p->verbose = 2;
     p->log.fn = on_log;
@@ -69,6 +74,7 @@ START_TEST(test_clique_knapsack) {
     ck_assert_msg(r.status == RK_MILP_OPTIMAL, "%s", rk_milp_status_name(r.status));
     ck_assert(fabs(r.objective - 5) < 1e-9);
     ck_assert_int_eq(L.cliques, 1);
+    ck_assert_int_eq(L.dropped, 0); /* the clique does not imply 5x + 4y + 3z <= 6 */
     ck_assert_msg(fabs(L.root_lp - 5) < 1e-6, "root LP %g", L.root_lp);
     rk_milp_result_free(&r);
     rk_lp_free(lp);
@@ -76,7 +82,8 @@ START_TEST(test_clique_knapsack) {
 END_TEST
 
 /* Checkmate's freeing row -R + S + 2F <= 1 (F: free after R's op; S: kept
- * for the next stage): F <= R and F + S <= 1 as cliques (R complemented);
+ * for the next stage): F <= R and F + S <= 1 as cliques (R complemented),
+ * whose sum is the row (dropped);
  * max 3F - 2R + S has LP optimum 1.5 (F = 1/2, R = 0, S = 0) without them
  * and 1 (the integer optimum: F = R = 1, or S = 1) with them. */
 START_TEST(test_clique_freeing_row) {
@@ -89,13 +96,15 @@ START_TEST(test_clique_freeing_row) {
     ck_assert_msg(r.status == RK_MILP_OPTIMAL, "%s", rk_milp_status_name(r.status));
     ck_assert(fabs(r.objective - 1) < 1e-9);
     ck_assert_int_eq(L.cliques, 2);
+    ck_assert_int_eq(L.dropped, 1); /* the row is the sum of its two cliques */
     ck_assert_msg(fabs(L.root_lp - 1) < 1e-6, "root LP %g", L.root_lp);
     rk_milp_result_free(&r);
     rk_lp_free(lp);
 }
 END_TEST
 
-/* A set-packing row is its own clique: nothing added; a row with slack
+/* A set-packing row is its own clique: nothing added, the row kept (the
+ * optimum stays 1); a row with slack
  * for every pair (x + y + z <= 2) has none. */
 START_TEST(test_clique_none) {
     rk_lp *lp = one_row(3, (double[]){1, 1, 1}, (double[]){1, 1, 1}, -INFINITY, 1);
