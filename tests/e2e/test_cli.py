@@ -254,6 +254,58 @@ class BadInput(unittest.TestCase):
         self.assertIn("--kind", p.stderr)
 
 
+class PeakExplain(unittest.TestCase):
+    """`--explain` (solve, simulate): the data in memory at the peak, each once,
+    plus the running node's temporary, add up to the simulator's peak; roles
+    follow the node's uses and outputs; below the smallest budget the smallest
+    schedule is explained (floor_explain)."""
+
+    CHAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "chains", "gpt2_l2.rkg")
+
+    def check_sums(self, e):
+        parts = {"read": 0, "made": 0, "shape-only": 0, "held": 0}
+        names = set()
+        for it in e["live"]:
+            parts[it["role"]] += it["bytes"]
+            self.assertNotIn((it["block"], it["name"]), names)  # each data node once
+            names.add((it["block"], it["name"]))
+            self.assertIn(it["place"], ("model input", "model output", "block boundary", "inside the block"))
+        self.assertEqual(parts["read"], e["read"])
+        self.assertEqual(parts["made"], e["made"])
+        self.assertEqual(parts["held"], e["held"])
+        self.assertEqual(e["read"] + e["made"] + e["shape_only"] + e["held"] + e["temporary"], e["peak"])
+
+    def test_solve_and_simulate_agree(self):
+        with tempfile.TemporaryDirectory() as d:
+            s = os.path.join(d, "s.rks")
+            r = json.loads(run("solve", self.CHAIN, "--budget", "150kB", "--algo", "rotor", "--json", "--quiet",
+                               "--explain", "-o", s, check=0).stdout)
+            e = r["peak_explain"]
+            self.assertEqual(e["peak"], r["simulated_peak"])
+            self.check_sums(e)
+            self.assertIn(e["phase"], ("fwd", "bwd", "loss"))
+            # the node's own outputs are "made", its real inputs "read"
+            self.assertTrue(any(it["role"] == "made" for it in e["live"]) or e["made"] == 0)
+            r2 = json.loads(run("simulate", self.CHAIN, s, "--json", "--explain", check=0).stdout)
+            self.assertEqual(r2["peak_explain"], e)
+            self.assertEqual(r2["peak_explain"]["peak_op"], r2["peak_op"])
+            t = run("simulate", self.CHAIN, s, "--explain", check=0).stdout
+            self.assertIn(f"node {e['node']} of block {e['block']}", t)
+            self.assertIn("read by the node", t)
+
+    def test_floor_explained(self):
+        r = json.loads(run("solve", self.CHAIN, "--budget", "10kB", "--algo", "rockmate", "--grid", "3x3", "--json",
+                           "--quiet", "--explain", check=3).stdout)
+        e = r["floor_explain"]
+        self.check_sums(e)
+        self.assertLessEqual(e["peak"], r["min_budget"])
+        self.assertGreaterEqual(e["peak"], r["min_budget_lower_bound"])
+        p = run("solve", self.CHAIN, "--budget", "10kB", "--algo", "rockmate", "--grid", "3x3", "--quiet",
+                "--explain", check=3)
+        self.assertIn("the smallest schedule at its peak", p.stderr)
+        self.assertIn(f"{e['phase']} node {e['node']} of block {e['block']}", p.stderr)
+
+
 class PercentBudget(unittest.TestCase):
     """--budget P% is P % of the plain PyTorch step's activation peak, which
     `rkmate trace` records in the chain (plain_peak); a chain without it takes
@@ -292,7 +344,7 @@ class PercentBudget(unittest.TestCase):
     def test_help_lists_every_option(self):
         p = run("solve", "--help", check=0)
         for opt in ("--budget", "--algo", "--slots", "--threads", "--grid", "--time-limit", "--export-mps",
-                    "--builtin-options", "--no-fallback", "--verbose", "--json", "--quiet", "-o"):
+                    "--builtin-options", "--no-fallback", "--verbose", "--json", "--quiet", "--explain", "-o"):
             self.assertIn(opt, p.stdout)
         self.assertIn("plain", p.stdout)
 

@@ -122,7 +122,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (s == RK_OK) s = rk_solver_solve(sv, budget, &sc, &sr, &err);
     solve_progress_end(pg);
     if (s == RK_EINFEASIBLE) {
-        code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0, &err);
+        code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0, &err, 0);
         goto done;
     }
     if (s != RK_OK) {

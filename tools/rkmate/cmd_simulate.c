@@ -4,22 +4,28 @@
 #include <string.h>
 
 #include "cli.h"
+#include "peak_explain.h"
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: rkmate simulate CHAIN.rkg SCHEDULE.rks [--json]\n\n"
+    fprintf(f, "usage: rkmate simulate CHAIN.rkg SCHEDULE.rks [--json] [--explain]\n\n"
                "Replays the schedule on the chain: refuses a schedule that runs a node whose inputs are\n"
                "not in memory, forgets data that is not there or leaves the backward incomplete;\n"
                "otherwise prints the peak memory (live data + the running node's temporary overhead and\n"
                "new outputs), when it happens, the total time and the overhead against running every\n"
-               "node once.\n\n  --json   one JSON object on stdout\n");
+               "node once.\n\n  --json      one JSON object on stdout\n"
+               "  --explain   what is in memory at the peak: the node running, each data node with its\n"
+               "              bytes, read or made by it or held across it, and the node's temporary\n"
+               "              (JSON: peak_explain)\n");
 }
 
 int rk_cmd_simulate(int argc, char **argv) {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int json = 0, c;
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"explain", no_argument, 0, 'e'},
+                                          {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int json = 0, explain = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
         if (c == 'j') json = 1;
+        else if (c == 'e') explain = 1;
         else if (c == 'h') {
             usage(stdout);
             return CLI_OK;
@@ -54,10 +60,15 @@ int rk_cmd_simulate(int argc, char **argv) {
     if (json) {
         printf("{\"valid\": true, \"peak\": %lld, \"peak_op\": %d, \"time\": %.17g, \"time_at_peak\": %.17g, "
                "\"baseline_time\": %.17g, \"overhead\": %.17g, \"runs\": %d, \"forgets\": %d, \"budget\": %lld, "
-               "\"within_budget\": %s, \"predicted_peak\": %lld, \"predicted_time\": %.17g}\n",
+               "\"within_budget\": %s, \"predicted_peak\": %lld, \"predicted_time\": %.17g",
                (long long)res.peak, res.peak_op, res.time, res.time_at_peak, res.baseline_time, res.overhead,
                res.n_runs, res.n_forgets, (long long)s.budget, within ? "true" : "false",
                (long long)s.predicted_peak, s.predicted_time);
+        if (explain) {
+            printf(", \"peak_explain\": ");
+            peak_explain(stdout, &ch, &s, 1, &err); /* replayed above: cannot fail but for memory */
+        }
+        printf("}\n");
     } else {
         char b1[32], b2[32];
         printf("schedule      %s (%s%s)\n", sched_path, s.algo ? s.algo : "unknown algorithm",
@@ -73,6 +84,7 @@ int rk_cmd_simulate(int argc, char **argv) {
         if (s.predicted_peak >= 0)
             printf("predicted     peak %lld bytes, time %.3f us (%s)\n", (long long)s.predicted_peak, s.predicted_time,
                    (s.predicted_peak == res.peak) ? "peak matches" : "peak differs");
+        if (explain) peak_explain(stdout, &ch, &s, 0, &err);
     }
     rk_schedule_free(&s);
     rk_chain_free(&ch);

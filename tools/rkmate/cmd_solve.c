@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "rk_solve.h"
+#include "peak_explain.h"
 #include "solve_cli.h"
 
 static void usage(FILE *f) {
@@ -29,6 +30,10 @@ static void usage(FILE *f) {
             "  --json             one JSON object on stdout, also when no schedule fits (min_budget: the\n"
             "                     smallest budget with a known schedule; min_budget_lower_bound: no\n"
             "                     schedule fits below it)\n"
+            "  --explain          what is in memory at the schedule's peak: the node running, each data\n"
+            "                     node with its bytes, read or made by it or held across it, and the\n"
+            "                     node's temporary; when no schedule fits, the same for the smallest\n"
+            "                     schedule (JSON: peak_explain, floor_explain)\n"
             "  -o FILE            write the schedule (.rks)\n"
             "  --quiet            no progress lines (shown on a terminal: classes, ILPs solved, elapsed)\n\n"
             "Exit codes: 0 ok, 1 failure, 2 bad input, 3 no schedule fits the budget (the message gives\n"
@@ -43,12 +48,13 @@ int rk_cmd_solve(int argc, char **argv) {
                                           {"json", no_argument, 0, 'j'},
                                           {"output", required_argument, 0, 'o'},
                                           {"quiet", no_argument, 0, 'q'},
+                                          {"explain", no_argument, 0, 'e'},
                                           {"help", no_argument, 0, 'h'},
                                           {0, 0, 0, 0}};
     const char *cmd = "solve", *out_path = NULL;
     solve_cli so;
     solve_cli_init(&so);
-    int json = 0, quiet = 0, c;
+    int json = 0, quiet = 0, explain = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "jo:qh", lopts, NULL)) != -1) {
         int r = solve_cli_option(cmd, c, optarg, &so);
@@ -58,6 +64,7 @@ int rk_cmd_solve(int argc, char **argv) {
         case 'j': json = 1; break;
         case 'o': out_path = optarg; break;
         case 'q': quiet = 1; break;
+        case 'e': explain = 1; break;
         case 'h': usage(stdout); return CLI_OK;
         default: usage(stderr); return CLI_BADINPUT;
         }
@@ -102,7 +109,7 @@ int rk_cmd_solve(int argc, char **argv) {
     double solve_time = omp_get_wtime() - t0;
     solve_progress_end(pg);
     if (st == RK_EINFEASIBLE) {
-        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err);
+        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err, explain);
         goto done;
     }
     if (st) {
@@ -138,6 +145,14 @@ int rk_cmd_solve(int argc, char **argv) {
         if (par.algo == RK_SOLVE_ROCKMATE && par.checkmate_options)
             printf("\"grid_ilps\": %d, \"grid_ilps_time_limited\": %d, \"grid_ilps_skipped\": %d, \"grid_nodes\": %ld, \"grid_work\": %ld, ",
                    info->cm.n_ilps, info->cm.n_timeout, info->cm.n_skipped, info->cm.nodes, info->cm.work);
+        if (explain) {
+            printf("\"peak_explain\": ");
+            if ((st = peak_explain(stdout, &ch, &s, 1, &err))) {
+                rc = cli_report(cmd, st, &err);
+                goto done;
+            }
+            printf(", ");
+        }
         printf("\"options\": %d, \"forwards\": %ld, \"blocks\": %d, \"slots\": %ld, \"ops\": %d, \"output\": ",
                info->n_options, res.n_forwards, ch.n_blocks, slots, s.n_ops);
         if (out_path) json_str(out_path);
@@ -167,6 +182,7 @@ int rk_cmd_solve(int argc, char **argv) {
         solve_cli_print_model_memory(stdout, ch.param_bytes, ch.param_grad_bytes, ch.buffer_bytes, 0);
         printf("solve time    %.3f s (options %.3f s)\n", solve_time, info->options_time_s);
         if (out_path) printf("written       %s (%d ops)\n", out_path, s.n_ops);
+        if (explain && (st = peak_explain(stdout, &ch, &s, 0, &err))) rc = cli_report(cmd, st, &err);
     }
 done:
     rk_schedule_free(&s);

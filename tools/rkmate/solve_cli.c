@@ -3,6 +3,7 @@
  * plain step's activation peak), solver parameters, progress lines and the
  * JSON object of an infeasible solve. */
 #include "solve_cli.h"
+#include "peak_explain.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -301,8 +302,28 @@ static floor_node find_floor(const rk_chain *ch) {
     return f;
 }
 
+/* The smallest schedule (solved again at the exact smallest budget), explained
+ * at its peak: what is in memory and why (peak_explain). */
+static void explain_floor(const char *cmd, int json, rk_solver *sv, const rk_chain *ch, int64_t minb) {
+    rk_schedule s;
+    rk_schedule_init(&s);
+    rk_solve_result r;
+    rk_error e;
+    if (rk_solver_solve(sv, minb, &s, &r, &e) == RK_OK) {
+        if (json) {
+            printf("\"floor_explain\": ");
+            if (peak_explain(stdout, ch, &s, 1, &e) == RK_OK) printf(", ");
+            else printf("null, ");
+        } else {
+            fprintf(stderr, "rkmate %s: the smallest schedule at its peak:\n", cmd);
+            if (peak_explain(stderr, ch, &s, 0, &e)) fprintf(stderr, "rkmate %s: %s\n", cmd, e.msg);
+        }
+    }
+    rk_schedule_free(&s);
+}
+
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s, const rk_error *err) {
+                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain) {
     int64_t minb = -1, lb = -1;
     int exact = 0;
     rk_error e2;
@@ -349,6 +370,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
                                        "recomputation cannot remove"
                                      : ", most of it a temporary of the op, which recomputation cannot remove")
                            : "");
+    if (explain && exact && !json) explain_floor(cmd, 0, sv, ch, minb);
     if (json) {
         /* min_budget: the smallest budget that works (min_budget_exact: one byte
          * less does not); min_budget_lower_bound: proven, no schedule fits below
@@ -364,6 +386,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
             printf(", \"floor_bytes\": %lld, \"floor_temporary\": %lld, ", (long long)fl.need,
                    (long long)fl.overhead);
         }
+        if (explain && exact) explain_floor(cmd, 1, sv, ch, minb);
         solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
         printf("\"solve_time_s\": %.17g}\n", solve_time_s);
     }

@@ -66,9 +66,11 @@ void solve_progress_free(solve_progress *p);
  * checkmate (one ILP per try) the solver's min_budget as it is (and its
  * message, err).  Then prints "CMD: no ALGO schedule fits in B bytes; the
  * smallest budget that works is N bytes" on stderr (and the JSON object
- * with json) and returns CLI_INFEASIBLE. */
+ * with json) and returns CLI_INFEASIBLE.  With explain, also what is in
+ * memory at the peak of the smallest schedule (peak_explain; JSON key
+ * floor_explain). */
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s, const rk_error *err);
+                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain);
 void solve_cli_json_num(FILE *f, const char *key, double v);
 /* The memory outside every budget (budgets are activation memory): the
  * parameters, their gradients and the buffers, as the chain records them.
