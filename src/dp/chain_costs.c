@@ -247,6 +247,11 @@ rk_status rk_dp_costs_build(const rk_chain *ch, const rk_dp_options *o, rk_dp_co
         for (int i = 0; i < g->n_inputs; i++) cc->input_size += g->d[g->inputs[i]].size;
         cc->output_size = g->d[g->output].size;
         cc->output_grad_size = g->d[g->output_grad].size;
+        cc->out_unread = !is_input(g, g->output);
+        for (int c = 0; c < g->n_c; c++)
+            if (g->c[c].kind == RK_C_BWD)
+                for (int q = 0; q < g->c[c].n_uses; q++)
+                    if (g->c[c].uses[q].data == g->output && g->c[c].uses[q].kind != RK_EDGE_FAKE) cc->out_unread = 0;
         for (int i = 0; i < cc->n_options && !r; i++)
             r = measure_option(g, k, i, &o->classes[k].options[i], &cc->opt[i], err);
     }

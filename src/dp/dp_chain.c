@@ -24,7 +24,8 @@ rk_status dp_chain_init(dp_chain *d, const rk_dp_costs *c, rk_error *err) {
         const rk_dp_class_cost *p = &c->classes[c->block_class[t - 1]];
         d->act[t] = p->output_size;
         d->dgr[t] = t < L ? p->output_grad_size : 0;
-        d->G[t] = t < L ? d->act[t] + d->dgr[t] : 0;
+        /* a_t is held through Opt(s, t) only when block t-1's backward reads it */
+        d->G[t] = t < L ? (p->out_unread ? 0 : d->act[t]) + d->dgr[t] : 0;
     }
     return RK_OK;
 }

@@ -15,7 +15,10 @@ typedef struct {
     const rk_dp_costs *c;
     int64_t *act;   /* L+1: a_t bytes (a_0 = the chain inputs) */
     int64_t *dgr;   /* L+1: d_t bytes for 1 <= t < L; 0 at 0 and L */
-    int64_t *G;     /* L+1: a_t + d_t for t < L; 0 at L */
+    int64_t *G;     /* L+1: a_t + d_t for t < L (d_t alone when block t-1's
+                       backward does not read its output a_t: then a_t is freed
+                       after the backward of block t and rebuilt by block t-1's
+                       forward); 0 at L */
 } dp_chain;
 
 rk_status dp_chain_init(dp_chain *d, const rk_dp_costs *c, rk_error *err);
@@ -34,11 +37,17 @@ static inline int64_t dp_ceil(int64_t x, int64_t u) {
 static inline int64_t dp_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t dp_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* The forward of the base case (s, s+1), s+1 < L, in bytes: the output a_t
+ * is already in memory unless the block's backward does not read it. */
+static inline int64_t dp_base_fwd(const dp_chain *d, int s, int o) {
+    const rk_dp_option_cost *x = dp_opt(d, s, o);
+    return (dp_cls(d, s)->out_unread ? x->fwd_peak : x->fwd_peak_re) + d->dgr[s + 1];
+}
 /* Base case (s, s+1) with option o: the least m (in units u). */
 static inline int64_t dp_base_need(const dp_chain *d, int s, int o, int64_t u) {
     const rk_dp_option_cost *x = dp_opt(d, s, o);
     int t = s + 1;
-    int64_t f = t < d->L ? dp_ceil(x->fwd_peak_re + d->dgr[t], u) : dp_max(dp_ceil(x->fwd_peak, u), dp_ceil(x->loss_peak, u));
+    int64_t f = t < d->L ? dp_ceil(dp_base_fwd(d, s, o), u) : dp_max(dp_ceil(x->fwd_peak, u), dp_ceil(x->loss_peak, u));
     return dp_max(f, dp_ceil(x->bwd_peak, u));
 }
 static inline double dp_base_time(const dp_chain *d, int s, int o) {

@@ -103,6 +103,12 @@ typedef struct {
     int keep_all;              /* -1 if none */
     int64_t input_size;        /* sum of the block inputs */
     int64_t output_size, output_grad_size;
+    int out_unread;            /* 1: no backward of the class reads its output
+                                  (a block whose output is its input aside),
+                                  so rk-Rotor frees a block's output once the
+                                  next block's backward is done instead of
+                                  keeping it until the block's own backward
+                                  (0: kept, as Rotor does) */
 } rk_dp_class_cost;
 
 typedef struct {

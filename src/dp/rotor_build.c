@@ -93,7 +93,7 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X) {
                            nopt);
         const rk_dp_option_cost *x = dp_opt(d, s, code);
         if (t == s + 1) {
-            at_most(w, X + (t < L ? d->dgr[t] + x->fwd_peak_re : x->fwd_peak));
+            at_most(w, X + (t < L ? dp_base_fwd(d, s, code) : x->fwd_peak));
             if ((r = fwd(w, s, code))) return r;
             if (t == L) {
                 at_most(w, X + x->loss_peak);
@@ -124,6 +124,10 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X) {
         }
     }
     if ((r = walk(w, i, t, X + d->act[s]))) return r;
+    if (dp_cls(d, i - 1)->out_unread && w->sch) { /* a_i: only block i-1's forward reads it again, rebuilding it */
+        const rk_graph *g = &w->ch->classes[w->ch->blocks[i - 1].cls];
+        if ((r = emit(w, RK_OP_FORGET, i - 1, g->output, -1))) return r;
+    }
     return walk(w, s, i, X);
 }
 

@@ -437,6 +437,67 @@ START_TEST(test_random_chains_replayed_and_ordered) {
 }
 END_TEST
 
+START_TEST(test_unread_output_freed) {
+    /* A block whose backward does not read its output (out_unread) has that
+     * output freed once the next block's backward is done; its forward
+     * rebuilds it.  Against the same costs with every output kept (Rotor's
+     * rule), the smallest memory never grows and shrinks on some chains;
+     * schedules at the new smallest budget replay as predicted (solve_check),
+     * with one forget of a block output after a later block's backward. */
+    fx_rng r = {4242};
+    int lower = 0, freed = 0;
+    for (int k = 0; k < 24; k++) {
+        int L = fx_int(&r, 2, 10);
+        rk_chain ch;
+        ck_assert_int_eq(fx_random_chain(&ch, &r, L, fx_int(&r, 1, 3), 1000 + fx_int(&r, 0, 999), 997), RK_OK);
+        rk_dp_options o;
+        rk_dp_costs c;
+        setup_chain(&ch, 0, &o, &c);
+        for (int q = 0; q < c.n_classes; q++) {
+            const rk_graph *g = &ch.classes[q];
+            int read = 0;
+            for (int n = 0; n < g->n_c; n++)
+                for (int e = 0; e < g->c[n].n_uses; e++)
+                    read |= g->c[n].kind == RK_C_BWD && g->c[n].uses[e].data == g->output &&
+                            g->c[n].uses[e].kind == RK_EDGE_REAL;
+            ck_assert_int_eq(c.classes[q].out_unread, !read);
+        }
+        int64_t now = rk_dp_min_memory(&c);
+        int *keep = malloc((size_t)c.n_classes * sizeof *keep);
+        for (int q = 0; q < c.n_classes; q++) keep[q] = c.classes[q].out_unread, c.classes[q].out_unread = 0;
+        int64_t before = rk_dp_min_memory(&c);
+        for (int q = 0; q < c.n_classes; q++) c.classes[q].out_unread = keep[q];
+        free(keep);
+        ck_assert_int_le(now, before);
+        lower += now < before;
+        rk_dp_params p;
+        params(&p, 500, 2, 0);
+        int64_t mb;
+        rk_error err;
+        ck_assert_int_eq(rk_dp_min_budget(&c, 500, &mb, &err), RK_OK);
+        rk_dp_result res;
+        rk_sim_result sim;
+        rk_schedule s;
+        ck_assert(solve_check(&ch, &o, &c, RK_DP_ROCKMATE, mb, &p, &res, &sim, &s));
+        /* a forget of block b's output after the backward of a later block */
+        for (int i = 0, bwd_after = 0; i < s.n_ops; i++) {
+            const rk_op *op = &s.ops[i];
+            if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_END) bwd_after = op->block;
+            if (op->kind == RK_OP_FORGET && op->node == ch.classes[ch.blocks[op->block].cls].output &&
+                bwd_after > op->block && i > 0 && s.ops[i - 1].kind == RK_OP_MARK &&
+                s.ops[i - 1].node == RK_MARK_BWD_END) {
+                ck_assert(c.classes[ch.blocks[op->block].cls].out_unread);
+                freed++;
+            }
+        }
+        rk_schedule_free(&s);
+        teardown(&ch, &o, &c);
+    }
+    ck_assert_int_gt(lower, 0);
+    ck_assert_int_gt(freed, 0);
+}
+END_TEST
+
 START_TEST(test_ordering_without_fallback_on_exact_slots) {
     /* With slots that make the rounding exact, the DP alone (no fallback) is
      * at least as good as every rule plan of its family. */
@@ -723,6 +784,7 @@ static Suite *dp_suite(void) {
     tcase_add_test(t, test_long_chain_tight_budget);
     tcase_add_test(t, test_table_size_long_chain);
     tcase_add_test(t, test_zero_sizes);
+    tcase_add_test(t, test_unread_output_freed);
     tcase_add_test(t, test_cli_solve);
     suite_add_tcase(s, t);
     return s;
