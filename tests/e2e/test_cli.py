@@ -302,8 +302,14 @@ class PeakExplain(unittest.TestCase):
         self.assertGreaterEqual(e["peak"], r["min_budget_lower_bound"])
         p = run("solve", self.CHAIN, "--budget", "10kB", "--algo", "rockmate", "--grid", "3x3", "--quiet",
                 "--explain", check=3)
-        self.assertIn("the smallest schedule at its peak", p.stderr)
         self.assertIn(f"{e['phase']} node {e['node']} of block {e['block']}", p.stderr)
+        # without --explain: one line with the node and the split of the peak
+        p = run("solve", self.CHAIN, "--budget", "10kB", "--algo", "rockmate", "--grid", "3x3", "--quiet", check=3)
+        own = e["read"] + e["made"] + e["temporary"]
+        self.assertIn(f"at that budget the peak ({e['peak']} bytes) is the ", p.stderr)
+        self.assertIn(f"of {e['node']} in block {e['block']}: {own} bytes are that node's own", p.stderr)
+        self.assertIn(f"{e['held'] + e['shape_only']} bytes", p.stderr)
+        self.assertNotIn("read by the node", p.stderr)
 
 
 class PercentBudget(unittest.TestCase):

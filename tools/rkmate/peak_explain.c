@@ -51,15 +51,35 @@ static const char *place_of(const rk_chain *ch, const rk_chain_index *ix, int gd
     return "inside the block";
 }
 
-rk_status peak_explain(FILE *f, const rk_chain *ch, const rk_schedule *s, int json, rk_error *err) {
+/* What is in memory at the peak: every data node present, with its role. */
+typedef struct {
+    rk_sim_result sr;
+    rk_chain_index ix;
+    const rk_cnode *c; /* the node running at the peak, or NULL */
+    int blk;
+    live_item *items;
+    int n;
+    int64_t sum[5], over, model_input_held;
+} peak_state;
+
+static void peak_state_free(peak_state *p) {
+    free(p->items);
+    rk_chain_index_free(&p->ix);
+    memset(p, 0, sizeof *p);
+}
+
+static rk_status collect(const rk_chain *ch, const rk_schedule *s, peak_state *p, rk_error *err) {
+    memset(p, 0, sizeof *p);
     rk_sim_result sr;
     rk_status r = rk_simulate(ch, s, &sr, err);
     if (r) return r;
-    rk_chain_index ix;
-    if ((r = rk_chain_index_build(ch, &ix, err))) return r;
+    p->sr = sr;
+    if ((r = rk_chain_index_build(ch, &p->ix, err))) return r;
+    rk_chain_index ix = p->ix;
     char *present = calloc((size_t)ix.n_d + 1, 1);
     char *role = calloc((size_t)ix.n_d + 1, 1);
     live_item *items = malloc((size_t)(ix.n_d + 1) * sizeof *items);
+    p->items = items;
     if (!present || !role || !items) {
         r = rk_fail(err, RK_ENOMEM, "out of memory");
         goto done;
@@ -102,7 +122,32 @@ rk_status peak_explain(FILE *f, const rk_chain *ch, const rk_schedule *s, int js
             n++;
         }
     sort_items(items, n, ix.d_size);
-    int64_t over = c && c->overhead > 0 ? c->overhead : 0;
+    p->c = c;
+    p->blk = blk;
+    p->n = n;
+    memcpy(p->sum, sum, sizeof sum);
+    p->over = c && c->overhead > 0 ? c->overhead : 0;
+    for (int i = 0; i < n; i++)
+        if (items[i].role == ROLE_HELD && !strcmp(place_of(ch, &ix, items[i].gd), "model input"))
+            p->model_input_held += ix.d_size[items[i].gd];
+done:
+    free(present);
+    free(role);
+    if (r) peak_state_free(p);
+    return r;
+}
+
+rk_status peak_explain(FILE *f, const rk_chain *ch, const rk_schedule *s, int json, rk_error *err) {
+    peak_state p;
+    rk_status r = collect(ch, s, &p, err);
+    if (r) return r;
+    rk_sim_result sr = p.sr;
+    rk_chain_index ix = p.ix;
+    const rk_cnode *c = p.c;
+    int blk = p.blk, n = p.n;
+    live_item *items = p.items;
+    int64_t *sum = p.sum;
+    int64_t over = p.over;
     if (json) {
         fprintf(f, "{\"peak\": %lld, \"peak_op\": %d, ", (long long)sr.peak, sr.peak_op);
         if (c) {
@@ -143,10 +188,23 @@ rk_status peak_explain(FILE *f, const rk_chain *ch, const rk_schedule *s, int js
         if (over) fprintf(f, "  %-32s %12lld bytes (%s)\n", "the node's temporary", (long long)over,
                           rk_format_bytes(over, b, sizeof b));
     }
-done:
-    free(present);
-    free(role);
-    free(items);
-    rk_chain_index_free(&ix);
-    return r;
+    peak_state_free(&p);
+    return RK_OK;
+}
+
+rk_status peak_summary(const rk_chain *ch, const rk_schedule *s, peak_parts *out, rk_error *err) {
+    peak_state p;
+    rk_status r = collect(ch, s, &p, err);
+    if (r) return r;
+    memset(out, 0, sizeof *out);
+    out->peak = p.sr.peak;
+    out->block = p.blk;
+    out->node = p.c ? p.c->name : NULL;
+    out->kind = p.c ? p.c->kind : RK_C_FWD;
+    out->own = p.sum[ROLE_READ] + p.sum[ROLE_MADE];
+    out->temporary = p.over;
+    out->held = p.sum[ROLE_HELD] + p.sum[ROLE_SHAPE];
+    out->model_input_held = p.model_input_held;
+    peak_state_free(&p);
+    return RK_OK;
 }

@@ -15,4 +15,15 @@
  * temporary.  Text lines, or one JSON object (no newline) with json. */
 rk_status peak_explain(FILE *f, const rk_chain *ch, const rk_schedule *s, int json, rk_error *err);
 
+/* The same in numbers: the peak, the node running then (NULL if none), what
+ * it reads and makes (own), its temporary, and what the schedule holds
+ * across it (held, of which the model inputs: model_input_held). */
+typedef struct {
+    int64_t peak, own, temporary, held, model_input_held;
+    int block;
+    const char *node; /* points into the chain */
+    rk_ckind kind;
+} peak_parts;
+rk_status peak_summary(const rk_chain *ch, const rk_schedule *s, peak_parts *out, rk_error *err);
+
 #endif

@@ -302,21 +302,38 @@ static floor_node find_floor(const rk_chain *ch) {
     return f;
 }
 
-/* The smallest schedule (solved again at the exact smallest budget), explained
- * at its peak: what is in memory and why (peak_explain). */
-static void explain_floor(const char *cmd, int json, rk_solver *sv, const rk_chain *ch, int64_t minb) {
+/* The smallest schedule (solved again at the exact smallest budget) at its
+ * peak: one line saying which node runs then, how much of the peak is that
+ * node's own need (its real inputs, outputs and temporary: no schedule of
+ * this chain runs it with less) and how much the schedule holds across it;
+ * with explain, every data node (peak_explain; JSON: floor_explain). */
+static void explain_floor(const char *cmd, int json, int explain, rk_solver *sv, const rk_chain *ch, int64_t minb) {
     rk_schedule s;
     rk_schedule_init(&s);
     rk_solve_result r;
     rk_error e;
+    peak_parts pp;
     if (rk_solver_solve(sv, minb, &s, &r, &e) == RK_OK) {
         if (json) {
-            printf("\"floor_explain\": ");
-            if (peak_explain(stdout, ch, &s, 1, &e) == RK_OK) printf(", ");
-            else printf("null, ");
-        } else {
-            fprintf(stderr, "rkmate %s: the smallest schedule at its peak:\n", cmd);
-            if (peak_explain(stderr, ch, &s, 0, &e)) fprintf(stderr, "rkmate %s: %s\n", cmd, e.msg);
+            if (explain) {
+                printf("\"floor_explain\": ");
+                if (peak_explain(stdout, ch, &s, 1, &e) == RK_OK) printf(", ");
+                else printf("null, ");
+            }
+        } else if (peak_summary(ch, &s, &pp, &e) == RK_OK && pp.node) {
+            char b1[32], b2[32], b3[32];
+            fprintf(stderr,
+                    "rkmate %s: at that budget the peak (%lld bytes) is the %s of %s in block %d: %lld bytes are "
+                    "that node's own inputs, outputs (%s) and temporary (%s), which no schedule of this chain "
+                    "avoids, and %lld bytes (%s) are held across it",
+                    cmd, (long long)pp.peak, pp.kind == RK_C_BWD ? "backward" : pp.kind == RK_C_FWD ? "forward" : "loss",
+                    pp.node, pp.block, (long long)(pp.own + pp.temporary), rk_format_bytes(pp.own, b1, sizeof b1),
+                    rk_format_bytes(pp.temporary, b2, sizeof b2), (long long)pp.held,
+                    rk_format_bytes(pp.held, b3, sizeof b3));
+            if (pp.model_input_held > 0)
+                fprintf(stderr, ", %lld of them the model's inputs", (long long)pp.model_input_held);
+            fprintf(stderr, "%s\n", explain ? ":" : " (--explain lists them)");
+            if (explain && peak_explain(stderr, ch, &s, 0, &e)) fprintf(stderr, "rkmate %s: %s\n", cmd, e.msg);
         }
     }
     rk_schedule_free(&s);
@@ -370,7 +387,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
                                        "recomputation cannot remove"
                                      : ", most of it a temporary of the op, which recomputation cannot remove")
                            : "");
-    if (explain && exact && !json) explain_floor(cmd, 0, sv, ch, minb);
+    if (exact && !json) explain_floor(cmd, 0, explain, sv, ch, minb);
     if (json) {
         /* min_budget: the smallest budget that works (min_budget_exact: one byte
          * less does not); min_budget_lower_bound: proven, no schedule fits below
@@ -386,7 +403,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
             printf(", \"floor_bytes\": %lld, \"floor_temporary\": %lld, ", (long long)fl.need,
                    (long long)fl.overhead);
         }
-        if (explain && exact) explain_floor(cmd, 1, sv, ch, minb);
+        if (explain && exact) explain_floor(cmd, 1, 1, sv, ch, minb);
         solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
         printf("\"solve_time_s\": %.17g}\n", solve_time_s);
     }
