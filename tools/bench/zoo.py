@@ -40,7 +40,8 @@ class Zoo:
 
     def solve(self, chain, algo, budget, out, extra=()):
         """(json or None when infeasible, rc)."""
-        opts = ["--grid", self.a.grid, "--time-limit", self.a.time_limit] if algo == "rockmate" else []
+        # rockmate: --explain, so that a solve below the floor says what its peak holds (floor_explain)
+        opts = ["--grid", self.a.grid, "--time-limit", self.a.time_limit, "--explain"] if algo == "rockmate" else []
         if algo == "rockmate" and self.a.grid_time:
             opts += ["--grid-time", self.a.grid_time]
         t = time.time()
@@ -120,6 +121,11 @@ class Zoo:
             if raw.get("floor_node"):
                 row["floor_node"] = raw["floor_node"]
                 row["floor_temp"] = raw["floor_temporary"] * 2 > raw["floor_bytes"]
+            e = raw.get("floor_explain")
+            if e and e.get("node"):  # the smallest schedule's peak: the node's own need and what is held across it
+                row["floor_peak"] = {"node": e["node"], "phase": e["phase"], "block": e["block"],
+                                     "own": e["read"] + e["made"] + e["temporary"], "temporary": e["temporary"],
+                                     "held": e["held"] + e["shape_only"]}
         s = row["solves"].get("rockmate@50")
         if s and s["fits"]:
             r = self.run(mp, f"{chain}.rockmate.50.rks", chain, inputs)
@@ -157,6 +163,10 @@ def table(rows, fractions, algos):
         floor = f"{r['floor_pct']:.0f} %" if "floor_pct" in r else "?"
         if r.get("floor_temp"):
             floor += f" (a temporary of {r['floor_node']})"
+        if r.get("floor_peak"):  # at the floor, the peak: the node's own need + what the schedule holds across it
+            fp, pct = r["floor_peak"], lambda v: v / r["plain"] * 100
+            floor += (f"; peak at {fp['node']} {fp['phase']}: own {pct(fp['own']):.0f} % "
+                      f"(temporary {pct(fp['temporary']):.0f} %), held {pct(fp['held']):.0f} %")
         g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
         if "train_params_equal" not in r:
             tr = "—"
