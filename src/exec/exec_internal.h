@@ -7,6 +7,7 @@
 //   exec_load.cpp     input specs and input files, loading the TorchScript
 //                     module, the plain PyTorch step
 //   exec_export.cpp   torch.export archives (.pt2) rebuilt as such a module
+//   exec_rnn.cpp      LSTM/GRU/RNN nodes rewritten into their time steps
 //   exec_analyse.cpp  the node interpreter and the analysis run (node kinds)
 //   exec_blocks.cpp   simplified graph, 1-separator blocks, identical classes
 //   exec_cdgraph.cpp  the CD-graph of a block
@@ -199,6 +200,13 @@ at::Tensor plain_forward(Model &M, uint64_t seed);
 bool is_export_archive(const std::string &path);
 // The exported program as a module whose forward has one node per ATen call.
 torch::jit::Module load_exported(const std::string &path);
+
+// ------------------------------------------------------ RNNs (exec_rnn.cpp)
+
+// Rewrite each aten::lstm / gru / rnn_tanh / rnn_relu node into the ATen ops
+// its plain kernel runs, time step by time step, where that is bit-exact;
+// other such nodes stay whole, counted and explained in M.st (rnn_*).
+void expand_rnns(Model &M);
 
 // ------------------------------------------------------ analysis (exec_analyse.cpp)
 

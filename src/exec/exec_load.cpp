@@ -166,6 +166,7 @@ void load_model(Model &M, const rk_exec_options *o) {
     M.inputs = make_inputs(o);
     for (auto &t : M.inputs) t = t.to(M.dev);
     rng_seed(M.cuda, o->seed);
+    expand_rnns(M);
     analyse(M);
     build_structure(M);
     classify_blocks(M);

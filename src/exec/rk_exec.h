@@ -57,6 +57,10 @@ typedef struct {
                                     module's output bit for bit (-1: not verified) */
     double max_forward_diff;
     double seconds;              /* whole trace, wall clock */
+    int rnn_expanded;            /* aten::lstm/gru/rnn_tanh/rnn_relu nodes rewritten into their time steps */
+    int rnn_steps;               /* of which time steps (per node: the sequence length) */
+    int rnn_kept;                /* such nodes kept whole (see rnn_warning) */
+    char rnn_warning[512];       /* "" or the first kept node and why it cannot be expanded bit-exactly */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */

@@ -101,6 +101,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     rk_trace_stats ts;
     rk_status s = rk_exec_trace(&co.ex, &ch, &ts, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
+    torch_cli_rnn_warning(cmd, &ts);
     int code = CLI_OK;
     rk_solver *sv = NULL;
     solve_progress *pg = NULL;

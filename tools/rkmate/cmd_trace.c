@@ -19,11 +19,16 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
         fprintf(f,
                 "\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
-                "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f}\n",
+                "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f, "
+                "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_kept\": %d, \"rnn_warning\": ",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
-                st->max_forward_diff, (long long)plain_peak, st->seconds);
+                st->max_forward_diff, (long long)plain_peak, st->seconds, st->rnn_expanded, st->rnn_steps,
+                st->rnn_kept);
+        if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
+        else fputs("null", f);
+        fputs("}\n", f);
     } else {
         fprintf(f,
                 "traced: %d nodes (%d operations, %d on activations) -> %d after simplification (%d views, "
@@ -34,6 +39,9 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 st->forward_equal < 0 ? "not verified (--verify)" : st->forward_equal ? "bit-exact" : "DIFFERS",
                 (long long)plain_peak, st->seconds);
         solve_cli_print_model_memory(f, ch->param_bytes, ch->param_grad_bytes, ch->buffer_bytes, 0);
+        if (st->rnn_expanded)
+            fprintf(f, "RNN layers expanded into their time steps: %d node(s), %d steps\n", st->rnn_expanded,
+                    st->rnn_steps);
     }
 }
 
@@ -86,6 +94,7 @@ int rk_cmd_trace(int argc, char **argv) {
         rk_chain_free(&ch);
         return cli_report(cmd, s, &err);
     }
+    torch_cli_rnn_warning(cmd, &st);
     if (co.json) print_trace_stats(stdout, &st, &ch, 1);
     if (!co.quiet) {
         print_trace_stats(stderr, &st, &ch, 0);

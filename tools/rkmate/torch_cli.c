@@ -110,3 +110,10 @@ char *torch_inputs_from_chain(const rk_chain *ch, rk_exec_options *ex, int keep_
     }
     return text;
 }
+
+void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st) {
+    if (!st->rnn_warning[0]) return;
+    fprintf(stderr, "rkmate %s: warning: %s", cmd, st->rnn_warning);
+    if (st->rnn_kept > 1) fprintf(stderr, " (and %d more such node(s))", st->rnn_kept - 1);
+    fputc('\n', stderr);
+}

@@ -44,6 +44,10 @@ char *torch_inputs_from_chain(const rk_chain *ch, rk_exec_options *ex, int keep_
 /* Print a run's report (text or one JSON object) on stdout. */
 void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_run_result *r, int json);
 
+/* "rkmate CMD: warning: ..." on stderr when tracing kept an RNN node whole
+ * (rk_trace_stats.rnn_warning), whatever --quiet says. */
+void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st);
+
 int rk_cmd_trace(int argc, char **argv);
 int rk_cmd_run(int argc, char **argv);
 int rk_cmd_optimize(int argc, char **argv);

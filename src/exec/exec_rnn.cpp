@@ -1,0 +1,273 @@
+// exec_rnn.cpp — RNN layers as their time steps.  A TorchScript
+// `aten::lstm` / `aten::gru` / `aten::rnn_tanh` / `aten::rnn_relu` node runs
+// every layer and every time step inside one op, so rk-GB would see one node
+// holding all the saved activations.  Where ATen's CPU implementation of the
+// op is itself a sequence of ATen ops (aten/src/ATen/native/RNN.cpp:
+// `_rnn_impl` / `_lstm_impl`, `FullLayer` with the input projection
+// `linear_ih` over all steps, `FullBidirectionalLayer`, `LSTMCell`,
+// `GRUCell`, `SimpleCell`), the node is rewritten into those same ops in the
+// same order, so the forward values and the gradients are bit-equal to the
+// plain step's, which runs the fused op.  Where the plain step runs another
+// kernel (oneDNN's LSTM for float32 / bfloat16 / float16 on CPU, cuDNN on
+// CUDA), or a form this file does not rewrite (packed sequences, LSTM
+// projections, arguments that are not constants), the node is kept whole and
+// the reason is reported (rk_trace_stats.rnn_warning).
+#include <torch/script.h>
+#include <ATen/Context.h>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+namespace {
+
+enum class Cell { LSTM, GRU, TANH, RELU };
+
+// Inserts ops at the graph's insertion point, each carrying the RNN node's
+// source place and scope (for messages and module names).
+struct Emit {
+    torch::jit::Graph &g;
+    Node *meta;
+    Value *op(c10::Symbol s, std::vector<torch::jit::NamedValue> args) {
+        Value *v = g.insert(s, args);
+        v->node()->copyMetadata(meta);
+        return v;
+    }
+    std::vector<Value *> unpack(Value *list, size_t n) {
+        Node *u = g.insertNode(g.createListUnpack(list, n));
+        u->copyMetadata(meta);
+        return u->outputs().vec();
+    }
+    Value *list(const std::vector<Value *> &vs) {
+        Node *l = g.insertNode(g.createList(c10::TensorType::get(), vs));
+        l->copyMetadata(meta);
+        return l->output();
+    }
+};
+
+struct Weights {
+    Value *w_ih, *w_hh, *b_ih, *b_hh; // biases: None constants when the layer has none
+};
+
+// The cells below are ATen's with one change: ATen's cells run in-place ops
+// (sigmoid_, add_, mul_) on the gates' unsafe_chunk pieces, which autograd
+// does not track as views of the gates, so the executor, which reads them as
+// views of the gates' node, would lose them in that node's backward; here
+// they are their out-of-place forms (same kernels, same values, the same
+// backward formulas).  In-place ops on whole tensors are kept.
+
+// LSTMCell::operator() with the input projection precomputed (x = linear_ih(input)[t]).
+void lstm_step(Emit &e, Value *x, Value *&h, Value *&c, const Weights &w) {
+    Value *gates = e.op(aten::add_, {e.op(aten::linear, {h, w.w_hh, w.b_hh}), x});
+    std::vector<Value *> ch = e.unpack(e.op(aten::unsafe_chunk, {gates, 4, 1}), 4);
+    Value *ingate = e.op(aten::sigmoid, {ch[0]});
+    Value *forgetgate = e.op(aten::sigmoid, {ch[1]});
+    Value *cellgate = e.op(aten::tanh, {ch[2]});
+    Value *outgate = e.op(aten::sigmoid, {ch[3]});
+    Value *fc = e.op(aten::mul, {forgetgate, c});
+    Value *cy = e.op(aten::add_, {fc, e.op(aten::mul, {ingate, cellgate})});
+    h = e.op(aten::mul, {outgate, e.op(aten::tanh, {cy})});
+    c = cy;
+}
+
+// GRUCell::operator() with the input projection precomputed.
+void gru_step(Emit &e, Value *x, Value *&h, const Weights &w) {
+    std::vector<Value *> ig = e.unpack(e.op(aten::unsafe_chunk, {x, 3, 1}), 3);
+    std::vector<Value *> hg = e.unpack(e.op(aten::unsafe_chunk, {e.op(aten::linear, {h, w.w_hh, w.b_hh}), 3, 1}), 3);
+    Value *reset_gate = e.op(aten::sigmoid, {e.op(aten::add, {hg[0], ig[0]})});
+    Value *input_gate = e.op(aten::sigmoid, {e.op(aten::add, {hg[1], ig[1]})});
+    Value *new_gate = e.op(aten::tanh_, {e.op(aten::add, {ig[2], e.op(aten::mul, {hg[2], reset_gate})})});
+    h = e.op(aten::add_, {e.op(aten::mul_, {e.op(aten::sub, {h, new_gate}), input_gate}), new_gate});
+}
+
+// SimpleCell::operator(): nonlinearity(linear_hh(h).add_(x)).
+void simple_step(Emit &e, Value *x, Value *&h, const Weights &w, Cell cell) {
+    Value *pre = e.op(aten::add_, {e.op(aten::linear, {h, w.w_hh, w.b_hh}), x});
+    h = e.op(cell == Cell::TANH ? aten::tanh : aten::relu, {pre});
+}
+
+struct Plan {
+    Node *n;
+    Cell cell;
+    int64_t steps; // sequence length
+};
+
+bool rnn_kind(const Node *n, Cell &cell) {
+    auto k = n->kind();
+    if (k == aten::lstm) cell = Cell::LSTM;
+    else if (k == aten::gru) cell = Cell::GRU;
+    else if (k == aten::rnn_tanh) cell = Cell::TANH;
+    else if (k == aten::rnn_relu) cell = Cell::RELU;
+    else return false;
+    return true;
+}
+
+template <class T> bool const_arg(const Node *n, size_t i, T &out) {
+    auto v = torch::jit::toIValue(n->input(i));
+    if (!v) return false;
+    out = v->to<T>();
+    return true;
+}
+
+// Why node n (values of the analysis pre-run in env) cannot be rewritten
+// bit-equal to its plain kernel; empty when it can.  Fills the plan.
+std::string check(Model &M, Node *n, Cell cell, const std::unordered_map<const Value *, IValue> &env, Plan &p) {
+    const c10::FunctionSchema *sch = n->maybeSchema();
+    if (!sch || sch->overload_name() != "input")
+        return "a packed sequence (pack_padded_sequence) runs as one op";
+    if (M.cuda) return "on CUDA the plain step runs cuDNN's fused kernel, which separate ATen ops do not reproduce";
+    bool has_biases, train, bidirectional, batch_first;
+    int64_t layers;
+    double dropout;
+    if (!const_arg(n, 3, has_biases) || !const_arg(n, 4, layers) || !const_arg(n, 5, dropout) ||
+        !const_arg(n, 6, train) || !const_arg(n, 7, bidirectional) || !const_arg(n, 8, batch_first))
+        return "its layer count, bias, dropout, training, direction or batch_first argument is not a constant";
+    Node *params = n->input(2)->node();
+    if (params->kind() != prim::ListConstruct) return "its weights are not a list of module parameters";
+    int64_t per = (has_biases ? 4 : 2), dirs = bidirectional ? 2 : 1;
+    if ((int64_t)params->inputs().size() != layers * dirs * per)
+        return cell == Cell::LSTM ? "an LSTM with projections (proj_size > 0) is not rewritten"
+                                  : "unexpected number of weights";
+    if (cell == Cell::LSTM && n->input(1)->node()->kind() != prim::ListConstruct)
+        return "its initial state (h0, c0) is not a list construct";
+    const IValue &in = env.at(n->input(0));
+    if (!in.isTensor() || in.toTensor().dim() != 3 || in.toTensor().numel() == 0)
+        return "its input is not a non-empty 3-d tensor";
+    const at::Tensor &x = in.toTensor();
+    p.steps = x.size(batch_first ? 1 : 0);
+    if (cell == Cell::LSTM && at::hasMKLDNN() && at::globalContext().userEnabledMkldnn()) {
+        auto dt = x.scalar_type();
+        if (dt == at::kFloat || dt == at::kBFloat16 || dt == at::kHalf)
+            return std::string("on CPU, ") + c10::toString(dt) +
+                   " LSTMs run oneDNN's fused kernel (mkldnn_rnn_layer) in the plain step, whose sums over the "
+                   "time steps separate ATen ops do not reproduce bit for bit (float64 is expanded)";
+    }
+    return "";
+}
+
+// Rewrite node n into its layers and time steps (the plan checked).
+void rewrite(Model &M, const Plan &p) {
+    Node *n = p.n;
+    auto &g = *M.graph;
+    torch::jit::WithInsertPoint guard(n);
+    Emit e{g, n};
+    bool has_biases = torch::jit::toIValue(n->input(3))->toBool();
+    int64_t layers = torch::jit::toIValue(n->input(4))->toInt();
+    double dropout = torch::jit::toIValue(n->input(5))->toDouble();
+    bool train = torch::jit::toIValue(n->input(6))->toBool();
+    int dirs = torch::jit::toIValue(n->input(7))->toBool() ? 2 : 1;
+    bool batch_first = torch::jit::toIValue(n->input(8))->toBool();
+    Node *params = n->input(2)->node();
+    Value *none = g.insertConstant(IValue());
+    std::vector<Weights> ws;
+    for (size_t i = 0; i < params->inputs().size(); i += has_biases ? 4 : 2)
+        ws.push_back({params->input(i), params->input(i + 1), has_biases ? params->input(i + 2) : none,
+                      has_biases ? params->input(i + 3) : none});
+    size_t total = (size_t)(layers * dirs);
+    Value *input = batch_first ? e.op(aten::transpose, {n->input(0), 0, 1}) : n->input(0);
+    std::vector<Value *> hx, cx;
+    if (p.cell == Cell::LSTM) {
+        Node *hl = n->input(1)->node();
+        hx = e.unpack(e.op(aten::unbind, {hl->input(0), 0}), total);
+        cx = e.unpack(e.op(aten::unbind, {hl->input(1), 0}), total);
+    } else {
+        hx = e.unpack(e.op(aten::unbind, {n->input(1), 0}), total);
+    }
+    std::vector<Value *> final_h(total), final_c(total);
+    Value *layer_input = input;
+    for (int64_t l = 0; l < layers; l++) {
+        std::vector<Value *> dir_out;
+        for (int d = 0; d < dirs; d++) {
+            size_t idx = (size_t)(l * dirs + d);
+            const Weights &w = ws[idx];
+            Value *xw = e.op(aten::linear, {layer_input, w.w_ih, w.b_ih});
+            std::vector<Value *> xs = e.unpack(e.op(aten::unbind, {xw, 0}), (size_t)p.steps);
+            Value *h = hx[idx], *c = p.cell == Cell::LSTM ? cx[idx] : nullptr;
+            std::vector<Value *> outs;
+            for (int64_t s = 0; s < p.steps; s++) {
+                Value *x = xs[(size_t)(d ? p.steps - 1 - s : s)];
+                if (p.cell == Cell::LSTM) lstm_step(e, x, h, c, w);
+                else if (p.cell == Cell::GRU) gru_step(e, x, h, w);
+                else simple_step(e, x, h, w, p.cell);
+                outs.push_back(h);
+            }
+            if (d) std::reverse(outs.begin(), outs.end());
+            final_h[idx] = h;
+            final_c[idx] = c;
+            dir_out.push_back(e.op(aten::stack, {e.list(outs), 0}));
+        }
+        layer_input = dirs == 1 ? dir_out[0] : e.op(aten::cat, {e.list(dir_out), 2});
+        if (dropout != 0 && train && l < layers - 1) layer_input = e.op(aten::dropout, {layer_input, dropout, true});
+    }
+    // Only what is read: the final states of an LM are usually dropped.
+    Value *hy = n->outputs()[1]->hasUses() ? e.op(aten::stack, {e.list(final_h), 0}) : nullptr;
+    Value *cy = p.cell == Cell::LSTM && n->outputs()[2]->hasUses() ? e.op(aten::stack, {e.list(final_c), 0}) : nullptr;
+    Value *out = batch_first ? e.op(aten::transpose, {layer_input, 0, 1}) : layer_input;
+    n->output(0)->replaceAllUsesWith(out);
+    if (hy) n->output(1)->replaceAllUsesWith(hy);
+    if (cy) n->output(2)->replaceAllUsesWith(cy);
+    Node *hl = n->input(1)->node();
+    n->destroy();
+    for (Node *l : {params, hl})
+        if (l->kind() == prim::ListConstruct && !l->output()->hasUses()) l->destroy();
+}
+
+} // namespace
+
+void expand_rnns(Model &M) {
+    std::vector<Node *> rnns;
+    Cell cell;
+    for (Node *n : M.graph->nodes())
+        if (rnn_kind(n, cell)) rnns.push_back(n);
+    if (rnns.empty()) return;
+    // The sequence length and dtype come from the values: run the graph up
+    // to the last RNN node once, without autograd, leaving the generator and
+    // the module's buffers (BatchNorm statistics) as they were.
+    std::unordered_map<const Value *, IValue> env;
+    {
+        at::NoGradGuard ng;
+        at::Tensor rng = rng_get(M.cuda);
+        std::vector<std::pair<at::Tensor, at::Tensor>> bufs;
+        for (const at::Tensor &b : M.module.buffers()) bufs.push_back({b, b.clone()});
+        auto ins = M.graph->inputs();
+        env[ins[0]] = M.module._ivalue();
+        for (size_t i = 1; i < ins.size() && i - 1 < M.inputs.size(); i++) env[ins[i]] = M.inputs[i - 1];
+        if (ins.size() - 1 == M.inputs.size()) {
+            for (Node *n : M.graph->nodes()) {
+                Stack st;
+                for (const Value *u : n->inputs()) st.push_back(env.at(u));
+                try {
+                    run_node(M, n, st);
+                } catch (const c10::Error &err) {
+                    fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " +
+                                        err.what_without_backtrace());
+                }
+                for (size_t i = 0; i < st.size() && i < n->outputs().size(); i++) env[n->output(i)] = st[i];
+                if (n == rnns.back()) break;
+            }
+        }
+        rng_set(M.cuda, rng);
+        for (auto &b : bufs) b.first.copy_(b.second);
+    }
+    std::vector<Plan> todo;
+    for (Node *n : rnns) {
+        Plan p{n, Cell::LSTM, 0};
+        rnn_kind(n, p.cell);
+        std::string why = env.count(n->input(0)) ? check(M, n, p.cell, env, p) : "the model's inputs do not reach it";
+        if (!why.empty()) {
+            M.st.rnn_kept++;
+            if (!M.st.rnn_warning[0])
+                snprintf(M.st.rnn_warning, sizeof M.st.rnn_warning, "%s kept whole (one node, no recomputation "
+                         "inside): %s", where(n).c_str(), why.c_str());
+            continue;
+        }
+        M.st.rnn_expanded++;
+        M.st.rnn_steps += (int)p.steps;
+        todo.push_back(p);
+    }
+    env.clear();
+    M.ops.clear(); // the pre-run's operations (nodes destroyed below)
+    for (const Plan &p : todo) rewrite(M, p);
+}
+
+} // namespace rkx
