@@ -224,13 +224,20 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             if (G.has_grad) {
                 std::vector<at::Tensor> roots, grs;
                 R.bwd_roots(g, roots, grs, true);
-                std::vector<at::Tensor> in_leaves;
+                std::vector<at::Tensor> in_leaves, acc_leaves;
                 for (int d : G.deps_real)
-                    if (M.groups[d].has_grad)
+                    if (M.groups[d].has_grad) {
+                        // A later consumer's backward (run before this one) made
+                        // d's gradient already: this one adds a temporary to it.
+                        bool later = false;
+                        for (int c : M.groups[d].consumers)
+                            if (c != g && M.groups[c].has_grad && M.groups[c].pos > G.pos) later = true;
                         for (size_t k = 0; k < R.gs[d].p.size(); k++)
-                            if (M.groups[d].out_rg[k]) in_leaves.push_back(R.gs[d].p[k].leaf);
+                            if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
+                    }
                 auto reset = [&]() {
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+                    for (auto &l : acc_leaves) l.mutable_grad() = at::zeros_like(l);
                 };
                 reset();
                 std::vector<double> tb;
@@ -268,6 +275,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 grs.clear();
                 R.bwd_roots(g, roots, grs, true);
                 me.bwd_time = median(tb);
+                in_leaves.insert(in_leaves.end(), acc_leaves.begin(), acc_leaves.end());
                 poison_check(M, R, g, me, roots, grs, in_leaves);
             }
         }
