@@ -53,8 +53,10 @@ struct Weights {
 // (sigmoid_, add_, mul_) on the gates' unsafe_chunk pieces, which autograd
 // does not track as views of the gates, so the executor, which reads them as
 // views of the gates' node, would lose them in that node's backward; here
-// they are their out-of-place forms (same kernels, same values, the same
-// backward formulas).  In-place ops on whole tensors are kept.
+// they are their out-of-place forms (same kernels on the same strided
+// inputs, same values, the same backward formulas; the products and sums
+// that now read contiguous inputs are exactly rounded on every path).
+// In-place ops on whole tensors are kept.
 
 // LSTMCell::operator() with the input projection precomputed (x = linear_ih(input)[t]).
 void lstm_step(Emit &e, Value *x, Value *&h, Value *&c, const Weights &w) {
@@ -70,12 +72,20 @@ void lstm_step(Emit &e, Value *x, Value *&h, Value *&c, const Weights &w) {
     c = cy;
 }
 
-// GRUCell::operator() with the input projection precomputed.
-void gru_step(Emit &e, Value *x, Value *&h, const Weights &w) {
+// GRUCell::operator() with the input projection precomputed.  ATen adds
+// and applies sigmoid_ on the reset and input gates' pieces in place; here
+// the two sums are one out-of-place add over both pieces, whose two halves
+// get sigmoid: the sigmoids read rows of `hidden` strided elements as in
+// ATen (a contiguous input would let the kernel take other vectorised and
+// scalar paths, whose results differ in the last bit).
+void gru_step(Emit &e, Value *x, Value *&h, const Weights &w, int64_t hidden) {
     std::vector<Value *> ig = e.unpack(e.op(aten::unsafe_chunk, {x, 3, 1}), 3);
-    std::vector<Value *> hg = e.unpack(e.op(aten::unsafe_chunk, {e.op(aten::linear, {h, w.w_hh, w.b_hh}), 3, 1}), 3);
-    Value *reset_gate = e.op(aten::sigmoid, {e.op(aten::add, {hg[0], ig[0]})});
-    Value *input_gate = e.op(aten::sigmoid, {e.op(aten::add, {hg[1], ig[1]})});
+    Value *hgl = e.op(aten::linear, {h, w.w_hh, w.b_hh});
+    std::vector<Value *> hg = e.unpack(e.op(aten::unsafe_chunk, {hgl, 3, 1}), 3);
+    Value *rz_pre = e.op(aten::add, {e.op(aten::narrow, {hgl, 1, 0, 2 * hidden}), e.op(aten::narrow, {x, 1, 0, 2 * hidden})});
+    std::vector<Value *> rz = e.unpack(e.op(aten::unsafe_chunk, {rz_pre, 2, 1}), 2);
+    Value *reset_gate = e.op(aten::sigmoid, {rz[0]});
+    Value *input_gate = e.op(aten::sigmoid, {rz[1]});
     Value *new_gate = e.op(aten::tanh_, {e.op(aten::add, {ig[2], e.op(aten::mul, {hg[2], reset_gate})})});
     h = e.op(aten::add_, {e.op(aten::mul_, {e.op(aten::sub, {h, new_gate}), input_gate}), new_gate});
 }
@@ -89,7 +99,8 @@ void simple_step(Emit &e, Value *x, Value *&h, const Weights &w, Cell cell) {
 struct Plan {
     Node *n;
     Cell cell;
-    int64_t steps; // sequence length
+    int64_t steps;  // sequence length
+    int64_t hidden; // hidden size
 };
 
 bool rnn_kind(const Node *n, Cell &cell) {
@@ -135,6 +146,9 @@ std::string check(Model &M, Node *n, Cell cell, const std::unordered_map<const V
         return "its input is not a non-empty 3-d tensor";
     const at::Tensor &x = in.toTensor();
     p.steps = x.size(batch_first ? 1 : 0);
+    const IValue &w_hh = env.at(params->input(1));
+    if (!w_hh.isTensor() || w_hh.toTensor().dim() != 2) return "its weights are not 2-d tensors";
+    p.hidden = w_hh.toTensor().size(1);
     if (cell == Cell::LSTM && at::hasMKLDNN() && at::globalContext().userEnabledMkldnn()) {
         auto dt = x.scalar_type();
         if (dt == at::kFloat || dt == at::kBFloat16 || dt == at::kHalf)
@@ -187,7 +201,7 @@ void rewrite(Model &M, const Plan &p) {
             for (int64_t s = 0; s < p.steps; s++) {
                 Value *x = xs[(size_t)(d ? p.steps - 1 - s : s)];
                 if (p.cell == Cell::LSTM) lstm_step(e, x, h, c, w);
-                else if (p.cell == Cell::GRU) gru_step(e, x, h, w);
+                else if (p.cell == Cell::GRU) gru_step(e, x, h, w, p.hidden);
                 else simple_step(e, x, h, w, p.cell);
                 outs.push_back(h);
             }
@@ -251,7 +265,7 @@ void expand_rnns(Model &M) {
     }
     std::vector<Plan> todo;
     for (Node *n : rnns) {
-        Plan p{n, Cell::LSTM, 0};
+        Plan p{n, Cell::LSTM, 0, 0};
         rnn_kind(n, p.cell);
         std::string why = env.count(n->input(0)) ? check(M, n, p.cell, env, p) : "the model's inputs do not reach it";
         if (!why.empty()) {
