@@ -195,11 +195,13 @@ void rewrite(Model &M, const Plan &p) {
             size_t idx = (size_t)(l * dirs + d);
             const Weights &w = ws[idx];
             Value *xw = e.op(aten::linear, {layer_input, w.w_ih, w.b_ih});
-            std::vector<Value *> xs = e.unpack(e.op(aten::unbind, {xw, 0}), (size_t)p.steps);
             Value *h = hx[idx], *c = p.cell == Cell::LSTM ? cx[idx] : nullptr;
             std::vector<Value *> outs;
             for (int64_t s = 0; s < p.steps; s++) {
-                Value *x = xs[(size_t)(d ? p.steps - 1 - s : s)];
+                // ATen unbinds xw; one select per step here: a step's backward
+                // then sends xw one zero-filled gradient (select_backward), not
+                // a zero slice per other step stacked (unbind's backward).
+                Value *x = e.op(aten::select, {xw, 0, d ? p.steps - 1 - s : s});
                 if (p.cell == Cell::LSTM) lstm_step(e, x, h, c, w);
                 else if (p.cell == Cell::GRU) gru_step(e, x, h, w, p.hidden);
                 else simple_step(e, x, h, w, p.cell);
