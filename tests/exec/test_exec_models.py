@@ -82,12 +82,13 @@ class Model:
 
 class CoverageBase(unittest.TestCase):
     NAME = None
+    DTYPE = "float64"
 
     @classmethod
     def setUpClass(cls):
         if cls.NAME is None:
             raise unittest.SkipTest("base class")
-        cls.m = Model(cls.NAME)
+        cls.m = Model(cls.NAME, cls.DTYPE)
 
     def test_forward_bit_exact(self):
         self.assertTrue(self.m.stats["forward_equal"])
@@ -100,18 +101,55 @@ class CoverageBase(unittest.TestCase):
         self.m.check(self, "rockmate", int(keep["predicted_peak"] * 0.7))
 
 
-class TestLSTM(CoverageBase):
+class RnnExpandedBase(CoverageBase):
+    """A 2-layer nn.LSTM / nn.GRU LM (16 steps, batch 2, float64): the
+    aten::lstm / aten::gru node is rewritten into its time steps
+    (src/exec/exec_rnn.cpp), so the layers are many nodes and rockmate
+    recomputes inside them; gradients stay equal to the fused op's."""
+
+    def test_expanded_into_time_steps(self):
+        st = self.m.stats
+        self.assertEqual((st["rnn_expanded"], st["rnn_steps"], st["rnn_kept"]), (1, 16, 0))
+        self.assertIsNone(st["rnn_warning"])
+        # embedding | layer 1 | layer 2's input projection | layer 2 | ... | head: was 3 blocks
+        self.assertGreater(st["blocks"], 3)
+        self.assertGreater(st["nodes_simplified"], 2 * 16 * 3)
+
+    def test_recomputation_inside_the_layers(self):
+        keep = self.m.check(self, "none", 1 << 40)
+        r = self.m.check(self, "rockmate", "70%")
+        self.assertIsNotNone(r, "rockmate at 70 % of the plain peak should fit")
+        self.assertLess(r["predicted_peak"], keep["predicted_peak"])
+        self.assertLess(r["measured_peak"], keep["measured_peak"])
+
+
+class TestLSTM(RnnExpandedBase):
     NAME = "lstm_lm"
 
+
+class TestGRU(RnnExpandedBase):
+    NAME = "gru_lm"
+
+
+class TestLSTMFloat32KeptWhole(CoverageBase):
+    """In float32 on CPU the plain step runs oneDNN's LSTM (mkldnn_rnn_layer):
+    no rewrite is bit-equal, so the node stays whole and trace says why."""
+    NAME = "lstm_lm"
+    DTYPE = "float32"
+
+    def test_kept_whole_with_a_warning(self):
+        st = self.m.stats
+        self.assertEqual((st["rnn_expanded"], st["rnn_kept"]), (0, 1))
+        self.assertIn("aten::lstm", st["rnn_warning"])
+        self.assertIn("oneDNN", st["rnn_warning"])
+        p = run("trace", self.m.pt, *self.m.inputs, "-o", self.m.rkg + ".again", "--runs", "1", check=0)
+        self.assertIn("rkmate trace: warning: aten::lstm", p.stderr)
+
     def test_lstm_node_owns_its_three_outputs(self):
-        # aten::lstm returns output (2x16x32), h and c (2x2x32 each), float64: one data node for the three
+        # aten::lstm returns output (2x16x32), h and c (2x2x32 each), float32: one data node for the three
         sizes = [d["size"] for c in self.m.chain["classes"] for d in c["data"] if d["name"].endswith("_lstm")
                  and d["name"].startswith("d")]
-        self.assertEqual(sizes, [(2 * 16 * 32 + 2 * 2 * 2 * 32) * 8])
-
-
-class TestGRU(CoverageBase):
-    NAME = "gru_lm"
+        self.assertEqual(sizes, [(2 * 16 * 32 + 2 * 2 * 2 * 32) * 4])
 
 
 class TestUnrolledLSTMCell(CoverageBase):
