@@ -214,6 +214,10 @@ void classify_blocks(Model &M) {
     for (size_t b = 0; b < M.block_begin.size(); b++) {
         std::ostringstream s;
         if (b == 0) s << "first;";
+        else { // the input's bytes: equal bodies may read inputs of other sizes (a node with several outputs)
+            const Group &I = M.groups[M.order[M.block_end[b - 1] - 1]];
+            s << "in" << I.bytes << "/" << I.grad_bytes << ";";
+        }
         for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
             const Group &G = M.groups[M.order[i]];
             std::map<const Value *, int> local;

@@ -101,6 +101,7 @@ struct Plan {
     Cell cell;
     int64_t steps;  // sequence length
     int64_t hidden; // hidden size
+    bool onednn;    // float32 LSTM on CPU: per layer, as oneDNN runs it (mkldnn_rnn_layer)
 };
 
 bool rnn_kind(const Node *n, Cell &cell) {
@@ -151,16 +152,76 @@ std::string check(Model &M, Node *n, Cell cell, const std::unordered_map<const V
     p.hidden = w_hh.toTensor().size(1);
     if (cell == Cell::LSTM && at::hasMKLDNN() && at::globalContext().userEnabledMkldnn()) {
         auto dt = x.scalar_type();
-        if (dt == at::kFloat || dt == at::kBFloat16 || dt == at::kHalf)
+        if (dt == at::kBFloat16 || dt == at::kHalf)
             return std::string("on CPU, ") + c10::toString(dt) +
-                   " LSTMs run oneDNN's fused kernel (mkldnn_rnn_layer) in the plain step, whose sums over the "
-                   "time steps separate ATen ops do not reproduce bit for bit (float64 is expanded)";
+                   " LSTMs may run oneDNN's kernel in the plain step, depending on the processor";
+        // ATen's lstm runs oneDNN's kernel, one mkldnn_rnn_layer call per
+        // layer and direction (aten/src/ATen/native/mkldnn/RNN.cpp,
+        // mkldnn_rnn): the node becomes those calls; inside a layer oneDNN
+        // sums over the time steps in its own order, which no split reproduces.
+        if (dt == at::kFloat) p.onednn = true;
     }
     return "";
 }
 
+// A float32 LSTM on CPU: oneDNN's mkldnn_rnn as ATen runs it, one
+// mkldnn_rnn_layer (output, h, c, workspace) per layer and direction.
+void rewrite_onednn(Model &M, const Plan &p) {
+    Node *n = p.n;
+    auto &g = *M.graph;
+    torch::jit::WithInsertPoint guard(n);
+    Emit e{g, n};
+    bool has_biases = torch::jit::toIValue(n->input(3))->toBool();
+    int64_t layers = torch::jit::toIValue(n->input(4))->toInt();
+    double dropout = torch::jit::toIValue(n->input(5))->toDouble();
+    bool train = torch::jit::toIValue(n->input(6))->toBool();
+    bool bidirectional = torch::jit::toIValue(n->input(7))->toBool();
+    int dirs = bidirectional ? 2 : 1;
+    bool batch_first = torch::jit::toIValue(n->input(8))->toBool();
+    Node *params = n->input(2)->node(), *hl = n->input(1)->node();
+    Value *input = batch_first ? e.op(aten::transpose, {n->input(0), 0, 1}) : n->input(0);
+    input = e.op(aten::contiguous, {input});
+    Value *hx = e.op(aten::contiguous, {hl->input(0)}), *cx = e.op(aten::contiguous, {hl->input(1)});
+    Value *no_sizes = g.insertConstant(IValue(std::vector<int64_t>{}));
+    std::vector<Value *> hys, cys;
+    Value *layer_input = input;
+    size_t per = has_biases ? 4 : 2;
+    for (int64_t l = 0; l < layers; l++) {
+        std::vector<Value *> outs;
+        for (int d = 0; d < dirs; d++) {
+            int64_t idx = l * dirs + d;
+            Value *w0 = params->input((size_t)idx * per), *w1 = params->input((size_t)idx * per + 1);
+            Value *w2 = has_biases ? params->input((size_t)idx * per + 2) : e.op(aten::zeros_like, {w0});
+            Value *w3 = has_biases ? params->input((size_t)idx * per + 3) : e.op(aten::zeros_like, {w1});
+            Value *tup = e.op(aten::mkldnn_rnn_layer,
+                              {layer_input, w0, w1, w2, w3, e.op(aten::select, {hx, 0, idx}),
+                               e.op(aten::select, {cx, 0, idx}), d > 0, no_sizes, 2 /* ideep::rnn_kind::LSTM */,
+                               p.hidden, layers, has_biases, bidirectional, batch_first, train});
+            Node *tn = tup->node(); // the 4 results packed by Graph::insert
+            if (tn->kind() != prim::TupleConstruct || tn->inputs().size() != 4)
+                fail(RK_EFAIL, "mkldnn_rnn_layer did not insert as 4 results: " + where(n));
+            outs.push_back(tn->input(0));
+            hys.push_back(tn->input(1));
+            cys.push_back(tn->input(2));
+            tn->destroy();
+        }
+        layer_input = dirs == 1 ? outs[0] : e.op(aten::cat, {e.list(outs), -1});
+        if (dropout != 0 && train && l < layers - 1) layer_input = e.op(aten::dropout, {layer_input, dropout, true});
+    }
+    Value *hy = n->outputs()[1]->hasUses() ? e.op(aten::stack, {e.list(hys), 0}) : nullptr;
+    Value *cy = n->outputs()[2]->hasUses() ? e.op(aten::stack, {e.list(cys), 0}) : nullptr;
+    Value *out = batch_first ? e.op(aten::transpose, {layer_input, 0, 1}) : layer_input;
+    n->output(0)->replaceAllUsesWith(out);
+    if (hy) n->output(1)->replaceAllUsesWith(hy);
+    if (cy) n->output(2)->replaceAllUsesWith(cy);
+    n->destroy();
+    for (Node *l : {params, hl})
+        if (l->kind() == prim::ListConstruct && !l->output()->hasUses()) l->destroy();
+}
+
 // Rewrite node n into its layers and time steps (the plan checked).
 void rewrite(Model &M, const Plan &p) {
+    if (p.onednn) return rewrite_onednn(M, p);
     Node *n = p.n;
     auto &g = *M.graph;
     torch::jit::WithInsertPoint guard(n);
@@ -267,7 +328,7 @@ void expand_rnns(Model &M) {
     }
     std::vector<Plan> todo;
     for (Node *n : rnns) {
-        Plan p{n, Cell::LSTM, 0, 0};
+        Plan p{n, Cell::LSTM, 0, 0, false};
         rnn_kind(n, p.cell);
         std::string why = env.count(n->input(0)) ? check(M, n, p.cell, env, p) : "the model's inputs do not reach it";
         if (!why.empty()) {
@@ -277,8 +338,18 @@ void expand_rnns(Model &M) {
                          "inside): %s", where(n).c_str(), why.c_str());
             continue;
         }
-        M.st.rnn_expanded++;
-        M.st.rnn_steps += (int)p.steps;
+        if (p.onednn) {
+            M.st.rnn_layered++;
+            if (!M.st.rnn_warning[0])
+                snprintf(M.st.rnn_warning, sizeof M.st.rnn_warning, "%s split into its layers only (one node "
+                         "per layer and direction, no recomputation inside a layer): on CPU, float32 LSTMs run "
+                         "oneDNN's kernel (mkldnn_rnn_layer) in the plain step, whose sums over the time steps "
+                         "separate ATen ops do not reproduce bit for bit (float64 is expanded into its steps)",
+                         where(n).c_str());
+        } else {
+            M.st.rnn_expanded++;
+            M.st.rnn_steps += (int)p.steps;
+        }
         todo.push_back(p);
     }
     env.clear();

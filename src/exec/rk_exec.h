@@ -59,8 +59,10 @@ typedef struct {
     double seconds;              /* whole trace, wall clock */
     int rnn_expanded;            /* aten::lstm/gru/rnn_tanh/rnn_relu nodes rewritten into their time steps */
     int rnn_steps;               /* of which time steps (per node: the sequence length) */
-    int rnn_kept;                /* such nodes kept whole (see rnn_warning) */
-    char rnn_warning[512];       /* "" or the first kept node and why it cannot be expanded bit-exactly */
+    int rnn_layered;             /* such nodes split into their layers only (float32 LSTM on CPU: oneDNN) */
+    int rnn_kept;                /* such nodes kept whole */
+    char rnn_warning[640];       /* "" or the first node layered or kept, and why its time steps cannot be
+                                    separated bit-exactly */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */

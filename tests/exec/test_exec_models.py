@@ -131,25 +131,29 @@ class TestGRU(RnnExpandedBase):
     NAME = "gru_lm"
 
 
-class TestLSTMFloat32KeptWhole(CoverageBase):
-    """In float32 on CPU the plain step runs oneDNN's LSTM (mkldnn_rnn_layer):
-    no rewrite is bit-equal, so the node stays whole and trace says why."""
+class TestLSTMFloat32Layered(CoverageBase):
+    """In float32 on CPU the plain step runs oneDNN's LSTM, one
+    mkldnn_rnn_layer per layer: the node becomes those two calls (bit-equal),
+    not time steps (no split reproduces oneDNN's sums), and trace says so."""
     NAME = "lstm_lm"
     DTYPE = "float32"
 
-    def test_kept_whole_with_a_warning(self):
+    def test_split_into_layers_with_a_warning(self):
         st = self.m.stats
-        self.assertEqual((st["rnn_expanded"], st["rnn_kept"]), (0, 1))
+        self.assertEqual((st["rnn_expanded"], st["rnn_layered"], st["rnn_kept"]), (0, 1, 0))
         self.assertIn("aten::lstm", st["rnn_warning"])
         self.assertIn("oneDNN", st["rnn_warning"])
         p = run("trace", self.m.pt, *self.m.inputs, "-o", self.m.rkg + ".again", "--runs", "1", check=0)
         self.assertIn("rkmate trace: warning: aten::lstm", p.stderr)
 
-    def test_lstm_node_owns_its_three_outputs(self):
-        # aten::lstm returns output (2x16x32), h and c (2x2x32 each), float32: one data node for the three
-        sizes = [d["size"] for c in self.m.chain["classes"] for d in c["data"] if d["name"].endswith("_lstm")
-                 and d["name"].startswith("d")]
-        self.assertEqual(sizes, [(2 * 16 * 32 + 2 * 2 * 2 * 32) * 4])
+    def test_one_node_per_layer_owning_its_outputs(self):
+        # mkldnn_rnn_layer returns output (16x2x32), h, c (2x32 each) and oneDNN's workspace: one data
+        # node per layer, at least the three float32 tensors
+        sizes = [d["size"] for c in self.m.chain["classes"] for d in c["data"]
+                 if d["name"].endswith("_mkldnn_rnn_layer") and d["name"].startswith("d")]
+        self.assertEqual(len(sizes), 2)
+        for s in sizes:
+            self.assertGreater(s, (16 * 2 * 32 + 2 * 2 * 32) * 4)
 
 
 class TestUnrolledLSTMCell(CoverageBase):

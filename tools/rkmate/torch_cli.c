@@ -114,6 +114,7 @@ char *torch_inputs_from_chain(const rk_chain *ch, rk_exec_options *ex, int keep_
 void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st) {
     if (!st->rnn_warning[0]) return;
     fprintf(stderr, "rkmate %s: warning: %s", cmd, st->rnn_warning);
-    if (st->rnn_kept > 1) fprintf(stderr, " (and %d more such node(s))", st->rnn_kept - 1);
+    int more = st->rnn_layered + st->rnn_kept - 1;
+    if (more > 0) fprintf(stderr, " (and %d more such node(s))", more);
     fputc('\n', stderr);
 }
