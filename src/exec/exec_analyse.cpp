@@ -151,6 +151,25 @@ bool owned_by(Model &M, const Value *v, int g) {
 
 // Does a group's program, at a node between positions a and b (exclusive),
 // read the data of group o (not only its shape)?
+// Is v (through views and list unpacking) a piece of unsafe_chunk /
+// unsafe_split / unsafe_split_with_sizes?  Autograd does not track those
+// pieces as views of their argument, so an in-place op on one is invisible
+// to the backward of the op that made it: rkmate's per-node backward would
+// give other gradients than PyTorch's (silently), so such graphs are refused.
+static const Node *unsafe_piece_source(const Value *v) {
+    for (int hop = 0; v && hop < 64; hop++) {
+        const Node *d = v->node();
+        std::string k = d->kind().toQualString();
+        if (k == "aten::unsafe_chunk" || k == "aten::unsafe_split" || k == "aten::unsafe_split_with_sizes") return d;
+        if (k == "prim::ListUnpack" || k == "aten::__getitem__" || k == "prim::TupleUnpack") {
+            v = d->input(0);
+            continue;
+        }
+        return nullptr;
+    }
+    return nullptr;
+}
+
 static bool read_between(Model &M, int o, int a, int b) {
     for (int gi = 0; gi < (int)M.groups.size(); gi++) {
         if (gi == o) continue;
@@ -381,6 +400,11 @@ void analyse(Model &M) {
             if (TI.kind == VK::Cheap) fail(RK_EINPUT, "in-place operation on a list is not supported: " + where(n));
             if (n->outputs().size() != 1)
                 fail(RK_EINPUT, "in-place operation with several outputs: " + where(n));
+            if (const Node *u = unsafe_piece_source(t))
+                fail(RK_EINPUT, "in-place operation on a piece of " + std::string(u->kind().toQualString()) +
+                                    " (not tracked as a view by autograd, so recomputing or differentiating it "
+                                    "node by node would change the gradients; use chunk/split, or the "
+                                    "out-of-place op): " + where(n));
             std::vector<int> own;
             owners_of(M, t, own);
             if (own.empty()) fail(RK_EFAIL, "in-place operation on data without an owner: " + where(n));

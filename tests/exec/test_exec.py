@@ -536,6 +536,22 @@ class TestBadInput(unittest.TestCase):
         self.assertIn("no floating-point tensor that requires grad",
                       self.refused_model(forward, "nograd_out", script=False))
 
+    def test_inplace_on_unsafe_chunk_refused(self):
+        # Pieces of unsafe_chunk are not views to autograd: an in-place op on
+        # one gave other gradients than the plain step (max abs diff 3.05, even
+        # keeping everything) before it was refused.
+        import torch
+
+        def forward(self, x):
+            a, b = torch.unsafe_chunk(self.l(x), 2, 1)
+            a.sigmoid_()
+            return a * b
+
+        msg = self.refused_model(forward, "unsafe_chunk", script=False)
+        self.assertIn("aten::unsafe_chunk", msg)
+        self.assertIn("sigmoid_", msg)
+
+
 if __name__ == "__main__":
     try:
         rc = unittest.main(exit=False, verbosity=2).result
