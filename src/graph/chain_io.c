@@ -106,12 +106,13 @@ static rk_status read_class(const char *file, const char *cpath, json_t *jc, rk_
         }
         const char *name = NULL, *kind = NULL, *target = NULL;
         double time = 0;
-        int64_t overhead = 0;
+        int64_t overhead = 0, grad_accum = 0;
         json_t *ju = NULL, *jo = NULL;
         if ((r = rkj_string(file, path, v, "name", 1, &name, err))) goto out;
         if ((r = rkj_string(file, path, v, "kind", 1, &kind, err))) goto out;
         if ((r = rkj_double(file, path, v, "time", 1, &time, err))) goto out;
         if ((r = rkj_int64(file, path, v, "overhead", 0, &overhead, err))) goto out;
+        if ((r = rkj_int64(file, path, v, "grad_accum", 0, &grad_accum, err))) goto out;
         if ((r = rkj_string(file, path, v, "target", 0, &target, err))) goto out;
         if ((r = rkj_array(file, path, v, "uses", 0, &ju, err))) goto out;
         if ((r = rkj_array(file, path, v, "outs", 0, &jo, err))) goto out;
@@ -132,11 +133,18 @@ static rk_status read_class(const char *file, const char *cpath, json_t *jc, rk_
                         name, cpath, prev);
             goto out;
         }
+        if (grad_accum < 0 || grad_accum > (overhead > 0 ? overhead : 0)) {
+            r = rk_fail(err, RK_EINPUT,
+                        "%s: %s (compute node '%s'): grad_accum %lld; expected bytes between 0 and the overhead (%lld)",
+                        file, path, name, (long long)grad_accum, (long long)(overhead > 0 ? overhead : 0));
+            goto out;
+        }
         int c = rk_graph_add_compute(g, name, k, time, overhead);
         if (c < 0 || (target && rk_graph_set_target(g, 1, c, target))) {
             r = rk_fail(err, RK_ENOMEM, "out of memory");
             goto out;
         }
+        g->c[c].grad_accum = grad_accum;
         size_t j;
         json_t *u;
         char upath[300];
@@ -359,6 +367,7 @@ static void write_class(FILE *f, const rk_graph *g) {
         fprintf(f, ", \"kind\": \"%s\", \"time\": ", rk_ckind_name(c->kind));
         rkj_write_double(f, c->time);
         fprintf(f, ", \"overhead\": %lld", (long long)c->overhead);
+        if (c->grad_accum) fprintf(f, ", \"grad_accum\": %lld", (long long)c->grad_accum);
         if (c->target) {
             fputs(", \"target\": ", f);
             rkj_write_string(f, c->target);

@@ -444,6 +444,7 @@ rk_status rk_graph_copy(rk_graph *dst, const rk_graph *src) {
     for (int i = 0; i < src->n_c; i++) {
         const rk_cnode *c = &src->c[i];
         if (rk_graph_add_compute(dst, c->name, c->kind, c->time, c->overhead) < 0) goto oom;
+        dst->c[i].grad_accum = c->grad_accum;
         if (c->target && rk_graph_set_target(dst, 1, i, c->target)) goto oom;
         for (int k = 0; k < c->n_uses; k++)
             if (rk_graph_add_use(dst, i, c->uses[k].data, c->uses[k].kind)) goto oom;

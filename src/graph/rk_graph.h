@@ -69,6 +69,9 @@ typedef struct {
     double time;          /* microseconds, finite, >= 0 */
     int64_t overhead;     /* temporary bytes during the op (may be < 0 when
                              measured; the simulator never goes below live) */
+    int64_t grad_accum;   /* part of overhead (0 <= it <= max(overhead, 0)): weight
+                             gradients added into .grad in place (a parameter
+                             whose gradient another node gave first) */
     char *target;         /* name of the model node this belongs to (for the
                              executor); may be NULL */
     int n_uses;

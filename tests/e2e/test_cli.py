@@ -163,6 +163,47 @@ class VerboseInfeasible(unittest.TestCase):
         self.assertTrue(any("grid round" in l and "budget 60000" not in l for l in lines[first + 1:]), p.stderr)
 
 
+class FloorExplained(unittest.TestCase):
+    """Below every schedule, solve names the node that sets the floor and
+    splits its bytes into inputs, outputs, temporaries and the weight
+    gradients it adds into .grad in place (the chain's grad_accum)."""
+
+    def chain_with(self, d, overhead, grad_accum):
+        src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "chains", "gpt2_l2.rkg")
+        with open(src) as f:
+            ch = json.load(f)
+        cls = ch["classes"][ch["blocks"][-2]["class"]]
+        node = next(c for c in cls["compute"] if c["kind"] == "bwd")
+        node["overhead"], node["grad_accum"] = overhead, grad_accum
+        out = os.path.join(d, "c.rkg")
+        with open(out, "w") as f:
+            json.dump(ch, f)
+        return out, node["name"]
+
+    def test_grad_accumulation_and_temporaries(self):
+        with tempfile.TemporaryDirectory() as d:
+            path, name = self.chain_with(d, 10**8, 10**8 - 10**6)
+            p = run("solve", path, "--budget", "1", "--json", check=3)
+            r = json.loads(p.stdout)
+            self.assertEqual((r["floor_node"], r["floor_cause"]), (name, "grad_accumulation"), r)
+            self.assertEqual(r["floor_temporary"], 10**8)
+            self.assertEqual(r["floor_grad_accum"], 10**8 - 10**6)
+            self.assertEqual(r["floor_bytes"], r["floor_inputs"] + r["floor_outputs"] + r["floor_temporary"])
+            self.assertIn(f"node {name} of block", p.stderr)
+            self.assertIn("added into .grad in place", p.stderr)
+            path, name = self.chain_with(d, 10**8, 10**6)
+            r = json.loads(run("solve", path, "--budget", "1", "--json", check=3).stdout)
+            self.assertEqual((r["floor_node"], r["floor_cause"]), (name, "temporaries"), r)
+
+    def test_grad_accum_over_the_overhead_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            path, name = self.chain_with(d, 1000, 1001)
+            p = run("solve", path, "--budget", "1MB", check=2)
+            self.assertIn("grad_accum 1001", p.stderr)
+            self.assertIn(name, p.stderr)
+            self.assertIn(path, p.stderr)
+
+
 class CheckmateNeverEmpty(unittest.TestCase):
     """Whole-graph Checkmate on an imported graph: with a short time limit it
     returns a schedule at every budget where rkmate knows one (started from

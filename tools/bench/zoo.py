@@ -120,7 +120,7 @@ class Zoo:
             row["floor_pct"] = raw["min_budget"] / P * 100
             if raw.get("floor_node"):
                 row["floor_node"] = raw["floor_node"]
-                row["floor_temp"] = raw["floor_temporary"] * 2 > raw["floor_bytes"]
+                row["floor_cause"] = raw.get("floor_cause")
             e = raw.get("floor_explain")
             if e and e.get("node"):  # the smallest schedule's peak: the node's own need and what is held across it
                 row["floor_peak"] = {"node": e["node"], "phase": e["phase"], "block": e["block"],
@@ -161,8 +161,10 @@ def table(rows, fractions, algos):
                          if r["solves"].get(al + "@50", {}).get("fits") else "none fits")
         meas = f"/{r['rk50_meas_over']:.1f}" if "rk50_meas_over" in r else ""
         floor = f"{r['floor_pct']:.0f} %" if "floor_pct" in r else "?"
-        if r.get("floor_temp"):
-            floor += f" (a temporary of {r['floor_node']})"
+        if r.get("floor_cause"):  # what of the floor node's bytes is largest
+            what = {"inputs": "inputs", "outputs": "outputs", "temporaries": "temporaries",
+                    "grad_accumulation": "weight-gradient accumulation"}.get(r["floor_cause"], r["floor_cause"])
+            floor += f" ({what} of {r['floor_node']})"
         if r.get("floor_peak"):  # at the floor, the peak: the node's own need + what the schedule holds across it
             fp, pct = r["floor_peak"], lambda v: v / r["plain"] * 100
             floor += (f"; peak at {fp['node']} {fp['phase']}: own {pct(fp['own']):.0f} % "

@@ -29,7 +29,9 @@ static void usage(FILE *f) {
     fprintf(f,
             "  --json             one JSON object on stdout, also when no schedule fits (min_budget: the\n"
             "                     smallest budget with a known schedule; min_budget_lower_bound: no\n"
-            "                     schedule fits below it)\n"
+            "                     schedule fits below it; floor_node and floor_cause: the node that\n"
+            "                     sets the floor and its largest part: inputs, outputs, temporaries\n"
+            "                     or grad_accumulation, a weight gradient added into .grad in place)\n"
             "  --explain          what is in memory at the schedule's peak: the node running, each data\n"
             "                     node with its bytes, read or made by it or held across it, and the\n"
             "                     node's temporary; when no schedule fits, the same for the smallest\n"

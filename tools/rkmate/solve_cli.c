@@ -271,30 +271,35 @@ static int fits(rk_solver *sv, int64_t b) {
 
 /* The node that sets the proven floor: the compute node whose real uses,
  * outputs and overhead (temporaries) are largest when it runs (the lower
- * bound rk_solver_min_budget_bound takes). */
+ * bound rk_solver_min_budget_bound takes), and what its bytes are: its
+ * inputs (real uses), outputs, temporaries, and the part of those that is
+ * weight gradients added into .grad in place (grad_accum). */
 typedef struct {
     int block;
     const char *node;
-    int64_t need, overhead;
+    int64_t need, inputs, outputs, overhead, grad_accum;
     int bwd;
 } floor_node;
 
 static floor_node find_floor(const rk_chain *ch) {
-    floor_node f = {-1, NULL, -1, 0, 0};
+    floor_node f = {-1, NULL, -1, 0, 0, 0, 0, 0};
     for (int k = 0; k < ch->n_blocks; k++) {
         const rk_graph *g = &ch->classes[ch->blocks[k].cls];
         for (int c = 0; c < g->n_c; c++) {
             const rk_cnode *n = &g->c[c];
             if (n->kind == RK_C_LOSS && k != ch->n_blocks - 1) continue;
-            int64_t m = n->overhead > 0 ? n->overhead : 0;
+            int64_t in = 0, out = 0, ov = n->overhead > 0 ? n->overhead : 0;
             for (int q = 0; q < n->n_uses; q++) /* data used twice counts once: fine for naming the node */
-                if (n->uses[q].kind != RK_EDGE_FAKE) m += g->d[n->uses[q].data].size;
-            for (int q = 0; q < n->n_outs; q++) m += g->d[n->outs[q]].size;
-            if (m > f.need) {
+                if (n->uses[q].kind != RK_EDGE_FAKE) in += g->d[n->uses[q].data].size;
+            for (int q = 0; q < n->n_outs; q++) out += g->d[n->outs[q]].size;
+            if (in + out + ov > f.need) {
                 f.block = k;
                 f.node = n->name;
-                f.need = m;
-                f.overhead = n->overhead > 0 ? n->overhead : 0;
+                f.need = in + out + ov;
+                f.inputs = in;
+                f.outputs = out;
+                f.overhead = ov;
+                f.grad_accum = n->grad_accum < ov ? n->grad_accum : ov;
                 f.bwd = n->kind == RK_C_BWD;
             }
         }
@@ -339,6 +344,18 @@ static void explain_floor(const char *cmd, int json, int explain, rk_solver *sv,
     rk_schedule_free(&s);
 }
 
+/* The largest part of the floor node's bytes: "inputs", "outputs",
+ * "temporaries" (the op's own, beyond weight-gradient accumulation) or
+ * "grad_accumulation". */
+static const char *floor_cause(const floor_node *f) {
+    int64_t parts[4] = {f->inputs, f->outputs, f->overhead - f->grad_accum, f->grad_accum};
+    static const char *const names[4] = {"inputs", "outputs", "temporaries", "grad_accumulation"};
+    int best = 0;
+    for (int i = 1; i < 4; i++)
+        if (parts[i] > parts[best]) best = i;
+    return names[best];
+}
+
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
                          rk_solver *sv, double solve_time_s, const rk_error *err, int explain) {
     int64_t minb = -1, lb = -1;
@@ -378,15 +395,29 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         fprintf(stderr, "rkmate %s: that is %.1f %% of the plain step's activation peak (%lld bytes)\n", cmd,
                 100.0 * (double)minb / (double)ch->plain_peak, (long long)ch->plain_peak);
     floor_node fl = find_floor(ch);
-    int temp_floor = fl.node && fl.overhead * 2 > fl.need; /* the node's own temporaries dominate */
-    if (fl.node)
-        fprintf(stderr, "rkmate %s: no schedule fits in less than %lld bytes: node %s of block %d (%s) needs %lld "
-                        "bytes when it runs%s\n",
+    const char *cause = fl.node ? floor_cause(&fl) : NULL;
+    if (fl.node) {
+        char bi[32], bo[32], bt[32], ba[32];
+        fprintf(stderr,
+                "rkmate %s: no schedule fits in less than %lld bytes: node %s of block %d (%s) needs %lld bytes when "
+                "it runs: its inputs %s, its outputs %s, its temporaries %s",
                 cmd, (long long)fl.need, fl.node, fl.block, ch->blocks[fl.block].name, (long long)fl.need,
-                temp_floor ? (fl.bwd ? ", most of it a temporary of its backward (e.g. a weight gradient), which "
-                                       "recomputation cannot remove"
-                                     : ", most of it a temporary of the op, which recomputation cannot remove")
-                           : "");
+                rk_format_bytes(fl.inputs, bi, sizeof bi), rk_format_bytes(fl.outputs, bo, sizeof bo),
+                rk_format_bytes(fl.overhead, bt, sizeof bt));
+        if (fl.grad_accum > 0)
+            fprintf(stderr, " (%s of them weight gradients added into .grad in place: a second contribution to "
+                            "parameters another node gave a gradient first)",
+                    rk_format_bytes(fl.grad_accum, ba, sizeof ba));
+        if (!strcmp(cause, "inputs"))
+            fprintf(stderr, "; its inputs set the floor, and they must all be present while it runs\n");
+        else if (!strcmp(cause, "outputs"))
+            fprintf(stderr, "; its outputs set the floor, and it makes them all at once\n");
+        else if (!strcmp(cause, "temporaries"))
+            fprintf(stderr, "; the op's own temporaries set the floor, which recomputation cannot remove\n");
+        else
+            fprintf(stderr, "; the weight-gradient accumulation sets the floor (the parameter is shared), which "
+                            "recomputation cannot remove\n");
+    }
     if (exact && !json) explain_floor(cmd, 0, explain, sv, ch, minb);
     if (json) {
         /* min_budget: the smallest budget that works (min_budget_exact: one byte
@@ -400,8 +431,10 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         if (fl.node) {
             printf("\"floor_block\": %d, \"floor_node\": ", fl.block);
             solve_cli_json_str(stdout, fl.node);
-            printf(", \"floor_bytes\": %lld, \"floor_temporary\": %lld, ", (long long)fl.need,
-                   (long long)fl.overhead);
+            printf(", \"floor_bytes\": %lld, \"floor_inputs\": %lld, \"floor_outputs\": %lld, "
+                   "\"floor_temporary\": %lld, \"floor_grad_accum\": %lld, \"floor_cause\": \"%s\", ",
+                   (long long)fl.need, (long long)fl.inputs, (long long)fl.outputs, (long long)fl.overhead,
+                   (long long)fl.grad_accum, cause);
         }
         if (explain && exact) explain_floor(cmd, 1, 1, sv, ch, minb);
         solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
