@@ -21,6 +21,7 @@
 #define RK_EXEC_INTERNAL_H
 
 #include <torch/script.h>
+#include <torch/csrc/autograd/function.h>
 #include <functional>
 
 #include <map>
@@ -191,7 +192,41 @@ void load_model(Model &M, const rk_exec_options *o);
 std::vector<at::Tensor> params_of(Model &M);
 // Bytes of the parameters, of those that require grad (their gradients), of the buffers.
 void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers);
-void zero_param_grads(std::vector<at::Tensor> &ps);
+// Parameter gradients set to none, as PyTorch 2.x's zero_grad() does.
+void clear_param_grads(std::vector<at::Tensor> &ps);
+// Bytes of the parameter gradients defined now.
+int64_t param_grad_bytes_now(const std::vector<at::Tensor> &ps);
+// The activation peak of a step whose parameter gradients start as none: the
+// allocator's peak minus the parameter gradients `.grad` holds, each counted
+// as .grad from the backward function that computed it.  The step is cut into
+// segments at the end of every autograd function (hook_graph: post-hooks on
+// the functions a backward will run) and before every schedule op
+// (boundary()); a segment's peak counts minus the gradients held when the next
+// segment that allocates begins, so a weight gradient that reaches .grad
+// through view functions only (an addmm's, through `t()`) is not an
+// activation while it is in flight, and one added into .grad in place stays a
+// temporary.  One at a time (`current`).
+struct ActivationPeak {
+    static ActivationPeak *current;
+    const Mem &A;
+    std::vector<at::Tensor> ps;
+    std::vector<unsigned> hooks;
+    std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> fn_hooks;
+    int64_t grads = 0, best = 0, open_peak = 0, at_reset = 0;
+    int64_t bias = 0, open_bias = 0; // added to segments from now on (tracing: data the executor frees)
+    bool open = false;
+    ActivationPeak(const Mem &a, const std::vector<at::Tensor> &params); // resets the peak
+    ~ActivationPeak();
+    void boundary();
+    // Around one backward call: post-hooks on the functions it will run.
+    void hook_graph(const std::vector<at::Tensor> &roots);
+    void unhook_graph();
+    int64_t finish(); // the peak (absolute allocator bytes, less .grad); removes the hooks
+  private:
+    void unhook();
+};
+// loss.backward(), cut into segments when a step is measured.
+void backward_measured(const at::Tensor &loss);
 at::Tensor plain_forward(Model &M, uint64_t seed);
 
 // ------------------------------------------------------ torch.export (exec_export.cpp)

@@ -7,6 +7,7 @@
 #include <torch/script.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/variable.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <c10/core/StorageImpl.h>
 
 #include <algorithm>
@@ -85,13 +86,87 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
 }
 
+// The parameters a group's backward gives a gradient to, in the order its
+// program reads them: static inputs that are leaves requiring grad, and the
+// leaves behind static values computed from parameters (`weight.t()`),
+// found through their autograd graph.
+static std::vector<at::Tensor> group_params(Model &M, int g) {
+    std::vector<at::Tensor> ps;
+    std::set<const c10::TensorImpl *> seen;
+    std::set<const torch::autograd::Node *> visited;
+    std::function<void(const std::shared_ptr<torch::autograd::Node> &)> walk =
+        [&](const std::shared_ptr<torch::autograd::Node> &fn) {
+            if (!fn || !visited.insert(fn.get()).second) return;
+            if (auto *acc = dynamic_cast<torch::autograd::AccumulateGrad *>(fn.get())) {
+                if (seen.insert(acc->variable.unsafeGetTensorImpl()).second) ps.push_back(acc->variable);
+                return;
+            }
+            for (const auto &e : fn->next_edges()) walk(e.function);
+        };
+    std::vector<IValue> todo;
+    for (Node *n : M.groups[g].prog)
+        for (const Value *u : n->inputs()) {
+            auto it = M.vi.find(u);
+            if (it != M.vi.end() && it->second.kind == VK::Static) todo.push_back(it->second.sval);
+        }
+    for (const IValue &v : todo) {
+        std::vector<at::Tensor> ts;
+        tensors_in(v, ts);
+        for (const at::Tensor &t : ts) {
+            if (!t.defined() || !t.requires_grad()) continue;
+            if (t.is_leaf()) {
+                if (seen.insert(t.unsafeGetTensorImpl()).second) ps.push_back(t);
+            } else walk(t.grad_fn());
+        }
+    }
+    return ps;
+}
+
+// Which parameters of each measured node get a second contribution in a step,
+// added into .grad in place (a temporary); the others' first contribution
+// becomes .grad (no temporary).  Blocks run their backwards from the last one
+// down, so a parameter read in several blocks is first reached by the latest
+// block's node; within one block the order of backwards is the schedule's, so
+// every reader there counts as accumulating (conservative).  A class is
+// measured on its first block but costs the same in all: a node accumulates
+// parameter i (by its position in group_params) when it does in any block.
+static std::vector<std::vector<std::vector<char>>> accumulating_params(Model &M) {
+    std::map<const c10::TensorImpl *, std::vector<int>> readers;
+    std::vector<std::vector<at::Tensor>> gp(M.groups.size());
+    for (int g : M.order)
+        if (M.groups[g].has_grad) {
+            gp[g] = group_params(M, g);
+            for (auto &p : gp[g]) readers[p.unsafeGetTensorImpl()].push_back(g);
+        }
+    std::vector<std::vector<std::vector<char>>> acc(M.class_canon.size());
+    for (size_t c = 0; c < M.class_rep.size(); c++)
+        acc[c].resize(M.block_end[M.class_rep[c]] - M.block_begin[M.class_rep[c]]);
+    for (size_t b = 0; b < M.block_begin.size(); b++)
+        for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
+            int g = M.order[i];
+            const Group &G = M.groups[g];
+            std::vector<char> &a = acc[M.block_class[b]][G.local];
+            if (a.size() < gp[g].size()) a.resize(gp[g].size(), 0);
+            for (size_t k = 0; k < gp[g].size(); k++) {
+                const std::vector<int> &rs = readers[gp[g][k].unsafeGetTensorImpl()];
+                int last = -1; // the latest block reading the parameter
+                for (int r : rs) last = std::max(last, M.groups[r].block);
+                bool first = G.block == last;
+                for (int r : rs)
+                    if (r != g && M.groups[r].block == last) first = false;
+                if (!first) a[k] = 1;
+            }
+        }
+    return acc;
+}
+
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     double t0 = now_us(); // wall clock of the whole trace
     Model M;
     load_model(M, o);
     Mem A(M);
     auto params = params_of(M);
-    zero_param_grads(params);
+    clear_param_grads(params);
     // The plain PyTorch step (module forward + sum().backward()), once: its
     // activation peak (what a percentage budget is a percentage of, as
     // rk_exec_run measures it) and, with --verify, the reference output.
@@ -103,15 +178,15 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
         std::vector<at::Tensor> keep_inputs;
         for (auto &t : M.inputs) keep_inputs.push_back(t.clone()); // the step may write them
         int64_t base = A.cur();
-        A.reset_peak();
+        ActivationPeak ap(A, params); // .grad is not activation memory, as rk_exec_run counts it
         {
             at::Tensor r = plain_forward(M, o->seed);
             if (o->verify) ref = keep_copy(r);
-            r.sum().backward();
+            backward_measured(r.sum());
         }
-        plain_peak = A.peak() - base + input_bytes;
+        plain_peak = ap.finish() - base + input_bytes;
         for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i].copy_(keep_inputs[i]);
-        zero_param_grads(params);
+        clear_param_grads(params);
     }
     int runs = o->measure_runs > 0 ? o->measure_runs : 3;
     const double cap_us = 0.3e6; // stop timing a node after this much time (>= 1 run)
@@ -121,6 +196,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
         is_rep[M.class_rep[c]] = 1;
         meas[c].resize(M.block_end[M.class_rep[c]] - M.block_begin[M.class_rep[c]]);
     }
+    std::vector<std::vector<std::vector<char>>> accum = accumulating_params(M);
+    std::vector<std::vector<int64_t>> accum_bytes(M.class_canon.size()); // per class and local node
     Runtime R(M);
     double loss_time = 0;
     size_t nb = M.block_begin.size();
@@ -240,6 +317,26 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     for (auto &l : acc_leaves) l.mutable_grad() = at::zeros_like(l);
                 };
                 reset();
+                // The parameters' .grad as in a step: undefined where this
+                // node's contribution is the first (autograd takes it as
+                // .grad: not a temporary), defined where it is added in place
+                // (the new gradient is a temporary).
+                std::vector<at::Tensor> gps = group_params(M, g);
+                const std::vector<char> &acc = accum[M.block_class[b]][G.local];
+                bool acc_any = false;
+                for (char x : acc) acc_any = acc_any || x;
+                // gps and acc come from the same program text: a size
+                // mismatch (never seen) counts every parameter as added.
+                auto adds = [&](size_t k) { return acc.size() == gps.size() ? acc[k] != 0 : acc_any; };
+                auto set_param_grads = [&]() {
+                    for (size_t k = 0; k < gps.size(); k++)
+                        gps[k].mutable_grad() = adds(k) ? at::zeros_like(gps[k]) : at::Tensor();
+                };
+                std::vector<int64_t> &ab = accum_bytes[M.block_class[b]];
+                if (ab.size() <= (size_t)G.local) ab.resize(G.local + 1, 0);
+                for (size_t k = 0; k < gps.size(); k++)
+                    if (adds(k)) ab[G.local] += gps[k].numel() * gps[k].element_size();
+                set_param_grads();
                 std::vector<double> tb;
                 double spentb = 0;
                 for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
@@ -248,29 +345,34 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         grs.clear();
                         R.bwd_roots(g, roots, grs, true);
                     }
-                    A.reset_peak();
+                    // The first run measures memory as rk_exec_run does: the
+                    // peak less the parameter gradients that became .grad, from
+                    // the function that made each (ActivationPeak).
+                    std::unique_ptr<ActivationPeak> ap;
+                    if (r == 0) ap = std::make_unique<ActivationPeak>(A, gps);
+                    else A.reset_peak();
                     // The executor frees the node's data after the root function
                     // (frees_data_in_bwd); here it stays (later runs need it): the
-                    // peak of the rest of the backward is counted without it.
-                    int64_t root_peak = -1;
+                    // rest of the backward is counted without it.
                     std::function<void()> split;
-                    if (me.saved_self && R.frees_data_in_bwd(g))
+                    if (ap && me.saved_self && R.frees_data_in_bwd(g))
                         split = [&]() {
-                            root_peak = A.peak();
-                            A.reset_peak();
+                            ap->boundary();
+                            ap->bias = -(int64_t)S.p[0].canon.nbytes();
                         };
                     double a = A.now();
                     int64_t freed = Runtime::backward_consuming(roots, grs, split);
                     double e = A.now() - a;
-                    int64_t b1 = A.cur(), bp = A.peak();
-                    if (root_peak >= 0)
-                        bp = std::max<int64_t>(root_peak, bp - (int64_t)S.p[0].canon.nbytes());
                     // The simulator counts the node's own gradient and data live
                     // during the node: what is freed early is not overhead.
-                    if (r == 0) me.bwd_over = std::max<int64_t>(0, bp - b1 - freed);
-                    else { tb.push_back(e); spentb += e; }
+                    if (ap) {
+                        int64_t bp = ap->finish(), b1 = A.cur() - ap->grads;
+                        me.bwd_over = std::max<int64_t>(0, bp - b1 - freed);
+                    } else { tb.push_back(e); spentb += e; }
                     reset();
+                    set_param_grads();
                 }
+                clear_param_grads(gps);
                 roots.clear();
                 grs.clear();
                 R.bwd_roots(g, roots, grs, true);
@@ -304,6 +406,14 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
         rk_graph gr;
         ClassGraph cg;
         build_class_graph(M, M.class_rep[c], o->measure ? &meas[c] : nullptr, loss_time, &gr, cg);
+        // The part of each backward's temporaries that is weight gradients
+        // added into .grad in place (what explains a floor it sets).
+        for (int i = 0; i < gr.n_c && i < (int)cg.cmap.size(); i++) {
+            const CMapEntry &e = cg.cmap[i];
+            if (e.kind != 1 || e.local < 0 || (size_t)e.local >= accum_bytes[c].size()) continue;
+            int64_t ov = gr.c[i].overhead > 0 ? gr.c[i].overhead : 0;
+            gr.c[i].grad_accum = std::min<int64_t>(accum_bytes[c][e.local], ov);
+        }
         rk_error e;
         char where_buf[64];
         snprintf(where_buf, sizeof where_buf, "class %zu", c);

@@ -61,6 +61,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
     for (int i = from; i < to; i++) {
         const rk_op &op = s->ops[i];
         if (op.kind == RK_OP_MARK) continue;
+        if (ActivationPeak::current) ActivationPeak::current->boundary();
         if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
         const ClassGraph &cg = cgs[M.block_class[op.block]];
         int first = M.block_begin[op.block];
@@ -84,7 +85,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
                     PauseTracking p;
                     *out = keep_copy(y);
                 }
-                l.backward();
+                backward_measured(l);
             }
         } else if (op.kind == RK_OP_FORGET) {
             if (op.node < 0 || op.node >= (int)cg.dmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad data node");
@@ -119,17 +120,17 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     double loss_value = 0;
     for (int it = 0; it <= iters; it++) { // iteration 0 warms up
         // Plain step: module forward + autograd backward.
-        zero_param_grads(params);
+        clear_param_grads(params);
         {
             if (it == 0) A.release_cache();
             int64_t base = A.cur();
-            A.reset_peak();
+            ActivationPeak ap(A, params); // .grad is not activation memory
             double a = A.now();
             at::Tensor y = plain_forward(M, o->seed);
             at::Tensor l = ro->loss == RK_LOSS_MEAN ? y.mean() : y.sum();
-            l.backward();
+            backward_measured(l);
             double e = A.now() - a;
-            int64_t pk = A.peak() - base + input_bytes;
+            int64_t pk = ap.finish() - base + input_bytes;
             if (it > 0) { tp.push_back(e); peak_plain = std::max(peak_plain, pk); }
             if (it == 0) res->baseline_reserved = A.reserved_peak();
             if (it == 0 && ro->check) {
@@ -143,18 +144,18 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             auto fresh = make_inputs(o);
             for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
         }
-        zero_param_grads(params);
+        clear_param_grads(params);
         {
             if (it == 0) A.release_cache();
             int64_t base = A.cur();
-            A.reset_peak();
+            ActivationPeak ap(A, params);
             double a = A.now();
             {
                 Runtime R(M);
                 loss_value = run_schedule_ops(M, cgs, s, ro->loss, R, it == 0 && ro->check ? &rk_out : nullptr);
             }
             double e = A.now() - a;
-            int64_t pk = A.peak() - base + input_bytes;
+            int64_t pk = ap.finish() - base + input_bytes;
             if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
             if (it == 0) res->measured_reserved = A.reserved_peak();
             if (it == 0 && ro->check) {

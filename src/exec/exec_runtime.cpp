@@ -286,12 +286,16 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         key = fn->add_post_hook(std::move(hook));
     }
     int64_t freed = 0;
+    ActivationPeak *ap = ActivationPeak::current; // a measured step: segments at each function
+    if (ap) ap->hook_graph(roots);
     try {
         torch::autograd::backward(roots, grads, /*retain_graph=*/true);
     } catch (...) {
+        if (ap) ap->unhook_graph();
         if (h) fn->del_post_hook(key);
         throw;
     }
+    if (ap) ap->unhook_graph();
     if (h) {
         freed = h->freed;
         fn->del_post_hook(key);

@@ -178,9 +178,9 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
         input_bytes += in[i].numel() * in[i].element_size();
     }
     in.clear();
-    zero_param_grads(T.params);
+    clear_param_grads(T.params);
     int64_t base = A.cur();
-    A.reset_peak();
+    ActivationPeak ap(A, T.params); // .grad is not activation memory
     double t0 = A.now();
     double loss = 0;
     if (T.plain) {
@@ -191,7 +191,7 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
         at::Tensor l = T.to.loss == RK_LOSS_MEAN ? y.toTensor().mean() : y.toTensor().sum();
         y = IValue();
         loss = l.item<double>();
-        l.backward();
+        backward_measured(l);
     } else {
         run_static_writes(M);
         rk_schedule s{};
@@ -201,7 +201,7 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
         R.live_rng = true;
         loss = run_schedule_ops(M, T.cgs, &s, T.to.loss, R, nullptr);
     }
-    int64_t peak = A.peak() - base + input_bytes;
+    int64_t peak = ap.finish() - base + input_bytes;
     if (!T.opt) fail(RK_EINPUT, "this session has no optimizer (RK_OPTIM_NONE): step it with rk_exec_torch.h");
     T.opt->step();
     double t1 = A.now();

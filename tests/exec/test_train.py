@@ -134,7 +134,7 @@ class TestBnDropout(TrainBase):
         torch.manual_seed(0)
         sgd = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-3)
         for i in range(int(STEPS)):
-            sgd.zero_grad(set_to_none=False)
+            sgd.zero_grad()  # set_to_none=True, as the executor does
             m(torch.from_numpy(x[i % 3])).sum().backward()
             sgd.step()
         saved = torch.jit.load(out)
