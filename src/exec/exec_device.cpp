@@ -116,8 +116,8 @@ int64_t Mem::bytes(bool peak) const {
     return peak ? TrackingAllocator::get().peak.load() : TrackingAllocator::get().cur.load();
 }
 
-void Mem::reset_peak() const {
-    sync();
+void Mem::reset_peak(bool synchronize) const {
+    if (synchronize) sync();
 #ifdef RK_TORCH_CUDA
     if (M.cuda) {
         c10::cuda::CUDACachingAllocator::resetPeakStats(M.dev.index());

@@ -164,7 +164,9 @@ struct Mem {
     int64_t bytes(bool peak) const; // allocated now, or their peak since reset_peak
     int64_t cur() const { return bytes(false); }
     int64_t peak() const { return bytes(true); }
-    void reset_peak() const;
+    // synchronize = false: the allocator's statistics are kept on the host at
+    // each allocation, so a reset between two autograd functions needs none.
+    void reset_peak(bool synchronize = true) const;
     // The device allocator's reserved bytes (CUDA caching allocator: segments
     // held from the driver) at their peak since reset_peak; 0 on the CPU.
     int64_t reserved_peak() const;
@@ -214,6 +216,7 @@ struct ActivationPeak {
     std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, uintptr_t>> fn_hooks;
     int64_t grads = 0, best = 0, open_peak = 0, at_reset = 0;
     int64_t bias = 0, open_bias = 0; // added to segments from now on (tracing: data the executor frees)
+    int64_t reserved = 0;            // Mem::reserved_peak over the whole step (CUDA)
     bool open = false;
     ActivationPeak(const Mem &a, const std::vector<at::Tensor> &params); // resets the peak
     ~ActivationPeak();

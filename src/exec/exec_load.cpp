@@ -234,13 +234,14 @@ ActivationPeak::ActivationPeak(const Mem &a, const std::vector<at::Tensor> &para
 
 void ActivationPeak::boundary() {
     int64_t p = A.peak();
+    reserved = std::max(reserved, A.reserved_peak());
     if (p > at_reset) { // the segment allocated: the one before it is over
         if (open) best = std::max(best, open_peak - grads + open_bias);
         open = true;
         open_peak = p;
         open_bias = bias;
     }
-    A.reset_peak();
+    A.reset_peak(false);
     at_reset = A.cur();
 }
 

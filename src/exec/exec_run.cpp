@@ -132,7 +132,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             double e = A.now() - a;
             int64_t pk = ap.finish() - base + input_bytes;
             if (it > 0) { tp.push_back(e); peak_plain = std::max(peak_plain, pk); }
-            if (it == 0) res->baseline_reserved = A.reserved_peak();
+            if (it == 0) res->baseline_reserved = ap.reserved;
             if (it == 0 && ro->check) {
                 PauseTracking p;
                 ref_out = keep_copy(y);
@@ -157,7 +157,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             double e = A.now() - a;
             int64_t pk = ap.finish() - base + input_bytes;
             if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
-            if (it == 0) res->measured_reserved = A.reserved_peak();
+            if (it == 0) res->measured_reserved = ap.reserved;
             if (it == 0 && ro->check) {
                 PauseTracking p;
                 for (auto &q : params) rk_grads.push_back(keep_copy(q.grad()));
