@@ -421,8 +421,6 @@ static void bb_ctx_free(bb_ctx *c) {
     bb_queue_free(&c->q);
     bb_debug_free(c);
     spx_state_free(c->sb_state);
-    free(c->sb_lb);
-    free(c->sb_ub);
     if (c->lps) spx_free(c->lps);
 }
 
@@ -1012,9 +1010,6 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             bb_conflict_stats(&c, &cl, &cp, &ct, &cr);
             rk_log_printf(&p->log, RK_LOG_INFO, "milp: conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened", cl, cr, cp, ct);
         }
-        if (p->verbose && c.sb_children)
-            rk_log_printf(&p->log, RK_LOG_INFO, "milp: strong branching: %ld children, %ld refuted by propagation", c.sb_children,
-                          c.sb_refuted);
         if (p->verbose && c.unresolved)
             rk_log_printf(&p->log, RK_LOG_WARNING, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check",
                     c.unresolved);

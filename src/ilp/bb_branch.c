@@ -5,8 +5,7 @@
  * pseudocost_branching; rk_milp_params.sb_reliability) is evaluated by
  * strong branching (at most sb_max_candidates columns a node, a few dual
  * simplex iterations on each child from the node's basis), which also
- * initialises its pseudocosts.  A strong-branching child is propagated
- * before its LP (refuted: no LP).  Children found infeasible by strong
+ * initialises its pseudocosts.  Children found infeasible by strong
  * branching tighten the node instead.  Score: product of the two gains. */
 #include <math.h>
 #include <stdio.h>
@@ -46,50 +45,22 @@ static int bb_cand_cmp(const void *a, const void *b) {
     return x->col - y->col;
 }
 
-static int bb_crossing(const double *lb, const double *ub, int n) {
-    for (int k = 0; k < n; k++)
-        if (lb[k] > ub[k]) return 1;
-    return 0;
-}
-
-/* Solve one strong-branching child.  Its bound change is propagated first
- * (as at a node): a child that propagation refutes needs no LP.  The LP then
- * gets the branching bound only (with every propagated bound too, the
- * children's LPs took longer and the branching chose worse on the remat
- * MILPs: n24_B123 17.5 s against 13.4 s).  Returns 1 if infeasible / cut
- * off, else 0 with *zc its value (a valid bound only if optimal: *exact). */
+/* Solve one strong-branching child: returns 1 if infeasible / cut off, else
+ * 0 with *zc its value (a valid bound only if optimal: *exact). */
 static int bb_strong_child(bb_ctx *c, int j, int dir, double xj, long iters, const spx_state *saved,
                            double *zc, int *exact) {
-    int n = c->n;
-    double *lb = c->sb_lb, *ub = c->sb_ub;
-    memcpy(lb, c->llb, (size_t)n * sizeof *lb);
-    memcpy(ub, c->lub, (size_t)n * sizeof *ub);
-    if (dir) lb[j] = ceil(xj);
-    else ub[j] = floor(xj);
-    *exact = 0;
-    c->sb_children++;
-    if (bb_propagate(c, lb, ub, j) || bb_crossing(lb, ub, n)) {
-        c->sb_refuted++;
-        return 1;
-    }
-    if (c->par->debug_fault == 5 && bb_debug_active(c) && bb_debug_in(c, lb, ub)) {
-        /* planted fault (tests of the debug mode): a wrong tightening */
-        int k = bb_debug_plant_column(c, lb);
-        if (k >= 0) {
-            ub[k] = c->dbg_x[k] - 1;
-            bb_debug_bound(c, "strong-branching propagation (planted fault)", -1, k, lb[k], ub[k]);
-            return 1;
-        }
-    }
-    /* the simplex's bounds (slb/sub) with the branching bound */
-    double olb = c->slb[j], oub = c->sub[j];
-    if (dir) c->slb[j] = ceil(xj);
-    else c->sub[j] = floor(xj);
-    spx_set_col_bounds(c->lps, j, c->slb[j], c->sub[j]);
+    double olb = c->llb[j], oub = c->lub[j];
+    double nlb = olb, nub = oub;
+    if (dir) nlb = ceil(xj);
+    else nub = floor(xj);
+    spx_set_col_bounds(c->lps, j, nlb, nub);
+    c->slb[j] = nlb;
+    c->sub[j] = nub;
     long it0 = spx_iterations(c->lps);
     rk_lp_status st = bb_solve_lp(c, iters, BB_LP_CUTOFF | BB_LP_TRIAL);
     c->it_sb += spx_iterations(c->lps) - it0;
     int inf = 0;
+    *exact = 0;
     if (st == RK_LP_INFEASIBLE) bb_conflict_learn_lp(c); /* a dual proof for the pool */
     if (st == RK_LP_CUTOFF) bb_conflict_learn_cutoff(c);
     if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) inf = 1;
@@ -126,8 +97,9 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
         if (!c->is_int[j]) continue;
         double f = c->x[j] - floor(c->x[j]);
         if (f <= BB_INT_TOL || f >= 1 - BB_INT_TOL) continue;
+        double s = bb_score(bb_pc(c, j, 0, avg[0]) * f, bb_pc(c, j, 1, avg[1]) * (1 - f));
         cand[nc].col = j;
-        cand[nc].score = bb_score(bb_pc(c, j, 0, avg[0]) * f, bb_pc(c, j, 1, avg[1]) * (1 - f));
+        cand[nc].score = s;
         nc++;
     }
     if (nc == 0) { free(cand); return -3; }
@@ -162,9 +134,6 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
         double s;
         if (!reliable && sb_done < max_cands && no_improve < BB_SB_LOOKAHEAD && !bb_time_up(c)) {
             if (!have_basis) {
-                if (!c->sb_lb) c->sb_lb = malloc((size_t)(n ? n : 1) * sizeof *c->sb_lb);
-                if (!c->sb_ub) c->sb_ub = malloc((size_t)(n ? n : 1) * sizeof *c->sb_ub);
-                if (!c->sb_lb || !c->sb_ub) break;
                 saved = spx_state_save(c->lps, c->sb_state);
                 if (!saved) break;
                 c->sb_state = saved;

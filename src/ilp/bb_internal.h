@@ -94,7 +94,6 @@ typedef struct bb_ctx {
     long nodes;
     long lp_iter_base;
     long it_sb, it_dive;  /* simplex iterations in strong branching / diving (log) */
-    long sb_children, sb_refuted; /* strong-branching children, and those refuted by propagation alone (log) */
     double t0;
     int stopped;          /* a limit was hit */
     double root_z;
@@ -112,7 +111,6 @@ typedef struct bb_ctx {
     long prop_work;       /* row entries visited by propagation (a deterministic clock) */
     spx_basis basis_tmp;
     spx_state *sb_state; /* node LP snapshot for strong branching (reused) */
-    double *sb_lb, *sb_ub; /* a strong-branching child's propagated bounds (bb_branch.c; NULL until used) */
     /* debug solution (bb_debug.c; dbg_x NULL when off) in this search's
      * columns, its min-form objective, whether a violation was reported
      * (c->err holds it), and whether the running propagation tracks it */

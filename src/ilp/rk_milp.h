@@ -142,9 +142,8 @@ typedef struct {
      * its debug value - 1) in the first root cut round, 2 a wrong bound
      * change in the root propagation, 3 a wrong conflict row (x_j <= its
      * debug value - 1) where the first conflict is learned, 4 the same row
-     * checked only by the propagation of the conflict pool, 5 a wrong bound
-     * change in the propagation of the first strong-branching child; the
-     * mode must catch each.  0 (the default) in any real use. */
+     * checked only by the propagation of the conflict pool; the mode must
+     * catch each.  0 (the default) in any real use. */
     int debug_fault;
 } rk_milp_params;
 
