@@ -47,6 +47,17 @@ rk_lp *ilp_read_data_mps(const char *dir, const char *name) {
     return lp;
 }
 
+double *ilp_read_data_solution(const rk_lp *lp, const char *dir, const char *name) {
+    char path[8192];
+    int n = snprintf(path, sizeof path, "%s/%s/%s.sol", ilp_testdata(), dir, name);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof path, "test data path too long");
+    double *x = NULL;
+    rk_error err;
+    err.msg[0] = 0;
+    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
+    return x;
+}
+
 int ilp_load_optima(char (*names)[ILP_NAME_MAX], double *opt, int max) {
     char path[1024];
     snprintf(path, sizeof path, "%s/miplib3/OPTIMA.tsv", ilp_testdata());

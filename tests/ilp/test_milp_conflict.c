@@ -32,16 +32,6 @@ static void on_log(void *user, rk_log_level level, const char *line) {
         cl->seen = 1;
 }
 
-static double *read_solution(const rk_lp *lp, const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/miplib3/solutions/%s.sol", ilp_testdata(), name);
-    double *x = NULL;
-    rk_error err;
-    err.msg[0] = 0;
-    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
-    return x;
-}
-
 static rk_lp *read_miplib(const char *name) {
     char file[256];
     snprintf(file, sizeof file, "%s.mps.gz", name);
@@ -52,7 +42,7 @@ static rk_lp *read_miplib(const char *name) {
  * violation, conflicts learned and used. */
 static void check_instance(const char *name, double opt) {
     rk_lp *lp = read_miplib(name);
-    double *x = read_solution(lp, name);
+    double *x = ilp_read_data_solution(lp, "miplib3/solutions", name);
     long nodes[2] = {0, 0}, iters[2] = {0, 0};
     for (int t = 0; t < 2; t++) {
         conflict_log cl;
@@ -94,7 +84,7 @@ END_TEST
 /* A planted wrong conflict row is caught, naming the step. */
 static void check_planted(int fault, const char *expect) {
     rk_lp *lp = read_miplib("lseu");
-    double *x = read_solution(lp, "lseu");
+    double *x = ilp_read_data_solution(lp, "miplib3/solutions", "lseu");
     rk_milp_params p;
     rk_milp_params_default(&p);
     p.debug_solution = x;

@@ -68,22 +68,12 @@ START_TEST(test_zerohalf_odd_cycle) {
 }
 END_TEST
 
-static double *read_sol(const rk_lp *lp, const char *dir, const char *name) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s/%s.sol", ilp_testdata(), dir, name);
-    double *x = NULL;
-    rk_error err;
-    err.msg[0] = 0;
-    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
-    return x;
-}
-
 /* n16_B92 (optimum 240) with its optimal schedule as the debug solution:
  * the root's {0,1/2} cuts (from the precedence and freeing rows) are all
  * checked, none cuts the schedule off; identical on 1 and 2 threads. */
 START_TEST(test_zerohalf_remat_debug) {
     rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
-    double *x = read_sol(lp, "remat", "remat_n16_B92");
+    double *x = ilp_read_data_solution(lp, "remat", "remat_n16_B92");
     long nodes[2], iters[2];
     for (int t = 0; t < 2; t++) {
         rk_milp_params p;
@@ -115,7 +105,7 @@ START_TEST(test_zerohalf_miplib_debug) {
     char file[64];
     snprintf(file, sizeof file, "%s.mps.gz", name);
     rk_lp *lp = ilp_read_data_mps("miplib3", file);
-    double *x = read_sol(lp, "miplib3/solutions", name);
+    double *x = ilp_read_data_solution(lp, "miplib3/solutions", name);
     rk_milp_params p;
     rk_milp_params_default(&p);
     p.time_limit = 120;
