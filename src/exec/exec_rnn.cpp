@@ -102,6 +102,11 @@ struct Plan {
     int64_t steps;  // sequence length
     int64_t hidden; // hidden size
     bool onednn;    // float32 LSTM on CPU: per layer, as oneDNN runs it (mkldnn_rnn_layer)
+    // The node's constant arguments (inputs 3-8 of aten::lstm/gru/rnn_*).
+    bool has_biases, train, bidirectional, batch_first;
+    int64_t layers;
+    double dropout;
+    int dirs() const { return bidirectional ? 2 : 1; }
 };
 
 bool rnn_kind(const Node *n, Cell &cell) {
@@ -128,9 +133,10 @@ std::string check(Model &M, Node *n, Cell cell, const std::unordered_map<const V
     if (!sch || sch->overload_name() != "input")
         return "a packed sequence (pack_padded_sequence) runs as one op";
     if (M.cuda) return "on CUDA the plain step runs cuDNN's fused kernel, which separate ATen ops do not reproduce";
-    bool has_biases, train, bidirectional, batch_first;
-    int64_t layers;
-    double dropout;
+    bool &has_biases = p.has_biases, &train = p.train, &bidirectional = p.bidirectional,
+         &batch_first = p.batch_first;
+    int64_t &layers = p.layers;
+    double &dropout = p.dropout;
     if (!const_arg(n, 3, has_biases) || !const_arg(n, 4, layers) || !const_arg(n, 5, dropout) ||
         !const_arg(n, 6, train) || !const_arg(n, 7, bidirectional) || !const_arg(n, 8, batch_first))
         return "its layer count, bias, dropout, training, direction or batch_first argument is not a constant";
@@ -171,13 +177,11 @@ void rewrite_onednn(Model &M, const Plan &p) {
     auto &g = *M.graph;
     torch::jit::WithInsertPoint guard(n);
     Emit e{g, n};
-    bool has_biases = torch::jit::toIValue(n->input(3))->toBool();
-    int64_t layers = torch::jit::toIValue(n->input(4))->toInt();
-    double dropout = torch::jit::toIValue(n->input(5))->toDouble();
-    bool train = torch::jit::toIValue(n->input(6))->toBool();
-    bool bidirectional = torch::jit::toIValue(n->input(7))->toBool();
-    int dirs = bidirectional ? 2 : 1;
-    bool batch_first = torch::jit::toIValue(n->input(8))->toBool();
+    const bool has_biases = p.has_biases, train = p.train, bidirectional = p.bidirectional,
+               batch_first = p.batch_first;
+    const int64_t layers = p.layers;
+    const double dropout = p.dropout;
+    const int dirs = p.dirs();
     Node *params = n->input(2)->node(), *hl = n->input(1)->node();
     Value *input = batch_first ? e.op(aten::transpose, {n->input(0), 0, 1}) : n->input(0);
     input = e.op(aten::contiguous, {input});
@@ -226,12 +230,10 @@ void rewrite(Model &M, const Plan &p) {
     auto &g = *M.graph;
     torch::jit::WithInsertPoint guard(n);
     Emit e{g, n};
-    bool has_biases = torch::jit::toIValue(n->input(3))->toBool();
-    int64_t layers = torch::jit::toIValue(n->input(4))->toInt();
-    double dropout = torch::jit::toIValue(n->input(5))->toDouble();
-    bool train = torch::jit::toIValue(n->input(6))->toBool();
-    int dirs = torch::jit::toIValue(n->input(7))->toBool() ? 2 : 1;
-    bool batch_first = torch::jit::toIValue(n->input(8))->toBool();
+    const bool has_biases = p.has_biases, train = p.train, batch_first = p.batch_first;
+    const int64_t layers = p.layers;
+    const double dropout = p.dropout;
+    const int dirs = p.dirs();
     Node *params = n->input(2)->node();
     Value *none = g.insertConstant(IValue());
     std::vector<Weights> ws;
