@@ -2,12 +2,14 @@
 // measured and random state lives, on CPU or CUDA.  A CPU allocator that
 // counts current and peak bytes (libtorch has one per process), the CUDA
 // caching allocator's statistics, the generators' states (saved before a
-// random node, restored before its recompute), device selection, and copies
-// kept out of the measurements.  Every RK_TORCH_CUDA line of src/exec but
+// random node, restored before its recompute), device selection, copies
+// kept out of the measurements, and a step's activation peak with parameter
+// gradients left out (ActivationPeak, backward_measured).  Every RK_TORCH_CUDA line of src/exec but
 // rk_exec_cuda_available is here.
 #include <torch/script.h>
 #include <torch/version.h>
 #include <torch/cuda.h>
+#include <torch/csrc/autograd/function.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <c10/core/CPUAllocator.h>
@@ -23,6 +25,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <set>
 
 #include "exec_internal.h"
 
@@ -182,6 +185,110 @@ void rng_seed(bool cuda, uint64_t seed) {
         std::lock_guard<std::mutex> lock(gen.mutex());
         gen.set_current_seed(seed);
     }
+}
+
+// ------------------------------------------------------ activation peaks
+
+// Bytes of the parameters' gradients that exist now (numel x element size:
+// a gradient autograd took as it came may be a view sharing a storage).
+int64_t param_grad_bytes_now(const std::vector<at::Tensor> &ps) {
+    int64_t n = 0;
+    for (const auto &p : ps)
+        if (p.grad().defined()) n += p.grad().numel() * p.grad().element_size();
+    return n;
+}
+
+ActivationPeak *ActivationPeak::current = nullptr;
+
+ActivationPeak::ActivationPeak(const Mem &a, const std::vector<at::Tensor> &params) : A(a) {
+    for (const auto &p : params)
+        if (p.requires_grad() && p.is_leaf()) ps.push_back(p);
+    grads = param_grad_bytes_now(ps);
+    // AccumulateGrad runs these before it takes the gradient (or adds it).
+    for (size_t i = 0; i < ps.size(); i++)
+        hooks.push_back(ps[i].register_hook([this, i](const at::Tensor &g) {
+            if (!ps[i].grad().defined() && g.defined()) grads += g.numel() * g.element_size();
+            return at::Tensor(); // the gradient as it is (and not held: autograd still takes it)
+        }));
+    A.reset_peak();
+    at_reset = A.cur();
+    best = at_reset - grads;
+    current = this;
+}
+
+void ActivationPeak::boundary() {
+    int64_t p = A.peak();
+    reserved = std::max(reserved, A.reserved_peak());
+    if (p > at_reset) { // the segment allocated: the one before it is over
+        if (open) best = std::max(best, open_peak - grads + open_bias);
+        open = true;
+        open_peak = p;
+        open_bias = bias;
+    }
+    A.reset_peak(false);
+    at_reset = A.cur();
+}
+
+namespace {
+struct SegmentEnd : torch::autograd::FunctionPostHook {
+    ActivationPeak *ap;
+    explicit SegmentEnd(ActivationPeak *a) : ap(a) {}
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
+                                              const torch::autograd::variable_list &) override {
+        ap->boundary();
+        return outputs;
+    }
+};
+} // namespace
+
+void ActivationPeak::hook_graph(const std::vector<at::Tensor> &roots) {
+    std::vector<torch::autograd::Node *> todo;
+    std::set<torch::autograd::Node *> seen;
+    auto add = [&](const std::shared_ptr<torch::autograd::Node> &fn) {
+        if (!fn || !seen.insert(fn.get()).second) return;
+        fn_hooks.push_back({fn, fn->add_post_hook(std::make_unique<SegmentEnd>(this))});
+        todo.push_back(fn.get());
+    };
+    for (const auto &r : roots) add(r.grad_fn());
+    while (!todo.empty()) {
+        torch::autograd::Node *fn = todo.back();
+        todo.pop_back();
+        for (const auto &e : fn->next_edges()) add(e.function);
+    }
+}
+
+void ActivationPeak::unhook_graph() {
+    for (auto &h : fn_hooks) h.first->del_post_hook(h.second);
+    fn_hooks.clear(); // the graph is not held after its backward
+}
+
+void ActivationPeak::unhook() {
+    for (size_t i = 0; i < hooks.size(); i++) ps[i].remove_hook(hooks[i]);
+    hooks.clear();
+    unhook_graph();
+    if (current == this) current = nullptr;
+}
+
+int64_t ActivationPeak::finish() {
+    boundary();
+    if (open) best = std::max(best, open_peak - grads + open_bias);
+    open = false;
+    unhook();
+    return best;
+}
+
+ActivationPeak::~ActivationPeak() { unhook(); }
+
+void backward_measured(const at::Tensor &loss) {
+    ActivationPeak *ap = ActivationPeak::current;
+    if (ap) ap->hook_graph({loss});
+    try {
+        loss.backward();
+    } catch (...) {
+        if (ap) ap->unhook_graph();
+        throw;
+    }
+    if (ap) ap->unhook_graph();
 }
 
 // ------------------------------------------------------ device selection

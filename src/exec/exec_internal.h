@@ -186,16 +186,8 @@ void select_device(Model &M, const char *device);
 // A copy on the CPU kept out of the measurements (for --check and --verify).
 at::Tensor keep_copy(const at::Tensor &t);
 
-// ------------------------------------------------------ loading (exec_load.cpp)
+// ------------------------------------------------------ activation peaks (exec_device.cpp)
 
-std::vector<at::Tensor> make_inputs(const rk_exec_options *o);
-// Load, inline, analyse, simplify, cut into blocks and classify.
-void load_model(Model &M, const rk_exec_options *o);
-std::vector<at::Tensor> params_of(Model &M);
-// Bytes of the parameters, of those that require grad (their gradients), of the buffers.
-void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers);
-// Parameter gradients set to none, as PyTorch 2.x's zero_grad() does.
-void clear_param_grads(std::vector<at::Tensor> &ps);
 // Bytes of the parameter gradients defined now.
 int64_t param_grad_bytes_now(const std::vector<at::Tensor> &ps);
 // The activation peak of a step whose parameter gradients start as none: the
@@ -230,6 +222,17 @@ struct ActivationPeak {
 };
 // loss.backward(), cut into segments when a step is measured.
 void backward_measured(const at::Tensor &loss);
+
+// ------------------------------------------------------ loading (exec_load.cpp)
+
+std::vector<at::Tensor> make_inputs(const rk_exec_options *o);
+// Load, inline, analyse, simplify, cut into blocks and classify.
+void load_model(Model &M, const rk_exec_options *o);
+std::vector<at::Tensor> params_of(Model &M);
+// Bytes of the parameters, of those that require grad (their gradients), of the buffers.
+void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers);
+// Parameter gradients set to none, as PyTorch 2.x's zero_grad() does.
+void clear_param_grads(std::vector<at::Tensor> &ps);
 at::Tensor plain_forward(Model &M, uint64_t seed);
 
 // ------------------------------------------------------ torch.export (exec_export.cpp)

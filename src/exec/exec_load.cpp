@@ -7,7 +7,6 @@
 #include <torch/csrc/jit/passes/inliner.h>
 #include <torch/csrc/jit/runtime/graph_executor.h>
 #include <torch/csrc/jit/serialization/pickle.h>
-#include <torch/csrc/autograd/function.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
@@ -203,108 +202,6 @@ void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers) {
 void clear_param_grads(std::vector<at::Tensor> &ps) {
     for (auto &p : ps)
         if (p.grad().defined()) p.mutable_grad() = at::Tensor();
-}
-
-// Bytes of the parameters' gradients that exist now (numel x element size:
-// a gradient autograd took as it came may be a view sharing a storage).
-int64_t param_grad_bytes_now(const std::vector<at::Tensor> &ps) {
-    int64_t n = 0;
-    for (const auto &p : ps)
-        if (p.grad().defined()) n += p.grad().numel() * p.grad().element_size();
-    return n;
-}
-
-ActivationPeak *ActivationPeak::current = nullptr;
-
-ActivationPeak::ActivationPeak(const Mem &a, const std::vector<at::Tensor> &params) : A(a) {
-    for (const auto &p : params)
-        if (p.requires_grad() && p.is_leaf()) ps.push_back(p);
-    grads = param_grad_bytes_now(ps);
-    // AccumulateGrad runs these before it takes the gradient (or adds it).
-    for (size_t i = 0; i < ps.size(); i++)
-        hooks.push_back(ps[i].register_hook([this, i](const at::Tensor &g) {
-            if (!ps[i].grad().defined() && g.defined()) grads += g.numel() * g.element_size();
-            return at::Tensor(); // the gradient as it is (and not held: autograd still takes it)
-        }));
-    A.reset_peak();
-    at_reset = A.cur();
-    best = at_reset - grads;
-    current = this;
-}
-
-void ActivationPeak::boundary() {
-    int64_t p = A.peak();
-    reserved = std::max(reserved, A.reserved_peak());
-    if (p > at_reset) { // the segment allocated: the one before it is over
-        if (open) best = std::max(best, open_peak - grads + open_bias);
-        open = true;
-        open_peak = p;
-        open_bias = bias;
-    }
-    A.reset_peak(false);
-    at_reset = A.cur();
-}
-
-namespace {
-struct SegmentEnd : torch::autograd::FunctionPostHook {
-    ActivationPeak *ap;
-    explicit SegmentEnd(ActivationPeak *a) : ap(a) {}
-    torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
-                                              const torch::autograd::variable_list &) override {
-        ap->boundary();
-        return outputs;
-    }
-};
-} // namespace
-
-void ActivationPeak::hook_graph(const std::vector<at::Tensor> &roots) {
-    std::vector<torch::autograd::Node *> todo;
-    std::set<torch::autograd::Node *> seen;
-    auto add = [&](const std::shared_ptr<torch::autograd::Node> &fn) {
-        if (!fn || !seen.insert(fn.get()).second) return;
-        fn_hooks.push_back({fn, fn->add_post_hook(std::make_unique<SegmentEnd>(this))});
-        todo.push_back(fn.get());
-    };
-    for (const auto &r : roots) add(r.grad_fn());
-    while (!todo.empty()) {
-        torch::autograd::Node *fn = todo.back();
-        todo.pop_back();
-        for (const auto &e : fn->next_edges()) add(e.function);
-    }
-}
-
-void ActivationPeak::unhook_graph() {
-    for (auto &h : fn_hooks) h.first->del_post_hook(h.second);
-    fn_hooks.clear(); // the graph is not held after its backward
-}
-
-void ActivationPeak::unhook() {
-    for (size_t i = 0; i < hooks.size(); i++) ps[i].remove_hook(hooks[i]);
-    hooks.clear();
-    unhook_graph();
-    if (current == this) current = nullptr;
-}
-
-int64_t ActivationPeak::finish() {
-    boundary();
-    if (open) best = std::max(best, open_peak - grads + open_bias);
-    open = false;
-    unhook();
-    return best;
-}
-
-ActivationPeak::~ActivationPeak() { unhook(); }
-
-void backward_measured(const at::Tensor &loss) {
-    ActivationPeak *ap = ActivationPeak::current;
-    if (ap) ap->hook_graph({loss});
-    try {
-        loss.backward();
-    } catch (...) {
-        if (ap) ap->unhook_graph();
-        throw;
-    }
-    if (ap) ap->unhook_graph();
 }
 
 // The plain module's forward (seeded as every step is).
