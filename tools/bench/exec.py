@@ -6,6 +6,7 @@ PyTorch step measured in the same process."""
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -60,6 +61,20 @@ def main():
     print(f"device: {devname}", flush=True)
     rows = []
     for name, cmd in models.items():
+        try:
+            model_rows(a, rk, py, name, cmd, device, fractions, algos, rows, devname)
+        except SystemExit as e:  # a failed export/trace/plain step: say so, go on with the next model
+            print(f"{name}: {e}", flush=True)
+            rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=False,
+                             error=str(e).splitlines()[0][:200]))
+            report(a, devname, rows)
+    report(a, devname, rows, final=True)
+
+
+def model_rows(a, rk, py, name, cmd, device, fractions, algos, rows, devname):
+    """Export, trace and run one model at every budget and algorithm, appending
+    to rows (and rewriting the report after each, so a cut run keeps them)."""
+    if True:
         mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT, device)
         inputs = inputs + device
         # the plain step and keep-everything schedule give the reference peak
@@ -79,8 +94,15 @@ def main():
                 if not res.get("feasible"):
                     rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False))
                     continue
-                r = json.loads(sh([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
-                                   "--check", "--json"]).stdout)
+                p = subprocess.run([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
+                                    "--check", "--json"], capture_output=True, text=True)
+                if p.returncode != 0 or not p.stdout.strip():
+                    err = (p.stderr.strip().splitlines() or ["no output"])[-1][:200]
+                    print(f"  {name} {int(f*100)}% {algo}: run failed ({p.returncode}): {err}", flush=True)
+                    rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False, error=err))
+                    report(a, devname, rows)
+                    continue
+                r = json.loads(p.stdout)
                 rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
                                  predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
                                  measured_time=r["measured_time"], plain_time=r["baseline_time"],
@@ -90,17 +112,30 @@ def main():
                 print(f"  {name} {int(f*100)}% {algo}: predicted {r['predicted_peak']/2**20:.1f} MiB, measured "
                       f"{r['measured_peak']/2**20:.1f} MiB, {r['measured_time']/1000:.2f} ms vs plain "
                       f"{r['baseline_time']/1000:.2f} ms, grads {'equal' if r['grads_equal'] else 'DIFFER'}", flush=True)
+                report(a, devname, rows)
+
+
+def report(a, devname, rows, final=False):
+    """results.json and exec.md from the rows so far; the console table at the end."""
     json.dump(dict(device=devname, rows=rows), open(os.path.join(a.out, "results.json"), "w"), indent=1)
+    if not final:
+        write_md(a, devname, rows)
+        return
     print(f"{'model':8} {'budget':>7} {'algo':9} {'pred. peak':>12} {'meas. peak':>12} {'step ms':>9} "
           f"{'overhead':>9} grads")
     for r in rows:
         if not r["feasible"]:
-            print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {'infeasible':>12}")
+            print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {r.get('error', 'infeasible'):>12}")
             continue
         pp = f"{r['predicted_peak']/2**20:10.1f}Mi" if r.get("predicted_peak") else f"{'':>12}"
         print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {pp} "
               f"{r['measured_peak']/2**20:10.1f}Mi {r['measured_time']/1000:9.2f} {100*r['overhead']:8.1f}% "
               f"{'equal' if r['grads_equal'] else 'DIFFERENT'}")
+    write_md(a, devname, rows)
+    print(f"table: {os.path.join(a.out, 'exec.md')}")
+
+
+def write_md(a, devname, rows):
     md = [f"Device: {devname}.  Budgets are fractions of the plain step's activation peak; peaks are the "
           "allocator's allocated bytes of activations (parameters and their gradients apart); reserved is the "
           "whole step's reserved device memory (CUDA, parameters included).", "",
@@ -109,7 +144,8 @@ def main():
     for r in rows:
         b = "plain" if r["algo"] == "pytorch" else f"{int(round(r['fraction'] * 100))} %"
         if not r["feasible"]:
-            md.append(f"| {r['model']} | {b} | {r['algo']} | no schedule | | | | | |")
+            what = f"failed: {r['error']}" if r.get("error") else "no schedule"
+            md.append(f"| {r['model']} | {b} | {r['algo']} | {what} | | | | | |")
             continue
         pp = f"{r['predicted_peak'] / 2**20:.1f}" if r.get("predicted_peak") else ""
         rs = f"{r['reserved'] / 2**20:.0f}" if r.get("reserved") else ""
@@ -117,7 +153,6 @@ def main():
                   f"{r['measured_time'] / 1000:.2f} | {100 * r['overhead']:+.1f} % | "
                   f"{'equal' if r['grads_equal'] else 'DIFFER'} |")
     open(os.path.join(a.out, "exec.md"), "w").write("\n".join(md) + "\n")
-    print(f"table: {os.path.join(a.out, 'exec.md')}")
     try:
         import matplotlib
         matplotlib.use("Agg")

@@ -7,7 +7,7 @@
 #   tools/gpu/run.sh [--stages env,build,cuda,test,bench] [--arch sm_90] [--out DIR]
 #                    [--deadline SECONDS] [--bench-args "ARGS for tools/bench/exec.py"]
 # Stages: env (what the machine has), build (build-gpu), cuda (the CUDA tests,
-# test_cuda and exec_cuda, alone on the GPU), test (every other test, run in
+# test_cuda and exec_cuda, alone on the GPU, then python_pkg), test (every other test, run in
 # the background beside the bench), bench (tools/bench/exec.py --device cuda).
 # --deadline: the whole script's seconds; the bench and the tests are cut
 # (timeout) so that it ends inside them with its logs written.
@@ -63,6 +63,8 @@ if ls .gpu/whl/*.whl >/dev/null 2>&1; then
         .gpu/whl/*.whl && export PYTHONPATH=/tmp/rkmate-site${PYTHONPATH:+:$PYTHONPATH}
 fi
 export RKMATE_PYTHON=$py
+# a crash in a Python test prints the Python stack (faulthandler) into its log
+export PYTHONFAULTHANDLER=1
 nvcc=$(command -v nvcc || true)
 for c in /usr/local/cuda/bin/nvcc $("$py" -c 'import nvidia,os;print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null)/nvidia/cu13/bin/nvcc; do
     [ -z "$nvcc" ] && [ -x "$c" ] && nvcc=$c
@@ -86,8 +88,9 @@ if has build; then
     tail -3 "$out/build.log"
 fi
 if has cuda && [ $status -eq 0 ]; then
-    echo "== the CUDA tests, alone on the GPU"
-    for t in test_cuda exec_cuda; do
+    echo "== the CUDA tests, alone on the GPU (and python_pkg, whose first GPU run crashed)"
+    ldd build-gpu/python/rkmate/_rkmate_ops.so > "$out/ldd-rkmate_ops.txt" 2>&1
+    for t in test_cuda exec_cuda python_pkg; do
         timeout "$(left 60)" meson test -C build-gpu --no-rebuild --verbose "$t" > "$out/cuda-$t.log" 2>&1 || status=1
         grep -E "^ok:|FAIL|skipped|^ *1/1 " "$out/cuda-$t.log" | head -20
     done
@@ -96,7 +99,7 @@ tests_pid=
 if has test && [ -x build-gpu/tools/rkmate/rkmate ]; then
     echo "== every other test (meson test, in the background)"
     others=$(meson introspect build-gpu --tests | "$py" -c 'import json,sys
-print(" ".join(t["name"] for t in json.load(sys.stdin) if t["name"] not in ("test_cuda", "exec_cuda")))')
+print(" ".join(t["name"] for t in json.load(sys.stdin) if t["name"] not in ("test_cuda", "exec_cuda", "python_pkg")))')
     # shellcheck disable=SC2086
     ( timeout "$(left 20)" meson test -C build-gpu --no-rebuild --print-errorlogs --num-processes "$jobs" \
           $others > "$out/test.log" 2>&1; echo "meson test exit $?" >> "$out/test.log" ) &
