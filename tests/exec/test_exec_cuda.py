@@ -20,7 +20,7 @@ ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file_
 def rk(*args):
     p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
     if p.returncode != 0:
-        sys.exit(f"FAIL: rkmate {' '.join(args)} exited {p.returncode}\n{p.stderr}")
+        sys.exit(f"FAIL: rkmate {' '.join(args)} exited {p.returncode}\n{p.stderr}\n{p.stdout}")
     return p.stdout
 
 

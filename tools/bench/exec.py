@@ -157,6 +157,8 @@ def write_md(a, devname, rows):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        models = list(dict.fromkeys(r["model"] for r in rows))
+        algos = list(dict.fromkeys(r["algo"] for r in rows if r["algo"] != "pytorch"))
         fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4.5), squeeze=False)
         axes = axes[0]
         for ax, name in zip(axes, models):
@@ -166,7 +168,8 @@ def write_md(a, devname, rows):
                 if pts:
                     ax.plot(*zip(*sorted(pts)), marker=mark, label=algo)
             plain = [r for r in rows if r["model"] == name and r["algo"] == "pytorch"][0]
-            ax.axvline(plain["measured_peak"] / 2**20, color="gray", ls="--", label="plain PyTorch peak")
+            if plain.get("measured_peak"):
+                ax.axvline(plain["measured_peak"] / 2**20, color="gray", ls="--", label="plain PyTorch peak")
             ax.set_xlabel("measured peak activation memory (MiB)")
             ax.set_ylabel("overhead vs plain step (%)")
             ax.set_title(f"{name} ({devname})")
