@@ -112,6 +112,8 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     res->n_params = (int)params.size();
     param_memory(M, &res->param_bytes, &res->param_grad_bytes, &res->buffer_bytes);
     int iters = ro->iters > 0 ? ro->iters : 3;
+    res->plain_repeatable = -1;
+    res->grads_differing = 0;
     std::vector<double> tp, tr;
     int64_t peak_plain = 0, peak_rk = 0;
     std::vector<at::Tensor> ref_grads, ref_out_v;
@@ -137,6 +139,16 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
                 PauseTracking p;
                 ref_out = keep_copy(y);
                 for (auto &q : params) ref_grads.push_back(keep_copy(q.grad()));
+            }
+            if (it == 1 && ro->check) { // is the plain step itself repeatable on this device?
+                PauseTracking p;
+                bool same = ref_out.defined() && at::equal(y, ref_out);
+                for (size_t i = 0; i < params.size() && same; i++) {
+                    const at::Tensor &g = params[i].grad();
+                    if (g.defined() != ref_grads[i].defined() || (g.defined() && !at::equal(g, ref_grads[i])))
+                        same = false;
+                }
+                res->plain_repeatable = same ? 1 : 0;
             }
         }
         // The schedule (on fresh inputs: the plain step may have written them).
@@ -190,7 +202,15 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             mad = std::max(mad, ad);
             if (sc > 0) mrd = std::max(mrd, ad / sc);
         };
-        for (size_t i = 0; i < params.size(); i++) cmp(rk_grads[i], ref_grads[i]);
+        int differing = 0;
+        for (size_t i = 0; i < params.size(); i++) {
+            bool before = eq;
+            eq = true;
+            cmp(rk_grads[i], ref_grads[i]);
+            if (!eq) differing++;
+            eq = eq && before;
+        }
+        res->grads_differing = differing;
         bool geq = eq;
         eq = true;
         if (!rk_out.defined()) eq = false;

@@ -92,6 +92,10 @@ typedef struct {
     int output_equal;
     double max_abs_diff;         /* over parameter gradients and the output */
     double max_rel_diff;
+    int grads_differing;         /* how many parameter gradients differ */
+    int plain_repeatable;        /* the plain step run twice gives the same gradients and
+                                    output bit for bit (1), not (0: the device's kernels are
+                                    not deterministic there), not known (-1: one iteration) */
     double loss;                 /* the loss value of the schedule's step */
     int n_params;
     int64_t input_bytes;

@@ -96,22 +96,26 @@ def model_rows(a, rk, py, name, cmd, device, fractions, algos, rows, devname):
                     continue
                 p = subprocess.run([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
                                     "--check", "--json"], capture_output=True, text=True)
-                if p.returncode != 0 or not p.stdout.strip():
+                rj = None
+                if p.returncode in (0, 1) and p.stdout.strip().startswith("{"):
+                    rj = json.loads(p.stdout)  # exit 1 with a report: the check found differing gradients
+                if rj is None:
                     err = (p.stderr.strip().splitlines() or ["no output"])[-1][:200]
                     print(f"  {name} {int(f*100)}% {algo}: run failed ({p.returncode}): {err}", flush=True)
                     rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False, error=err))
                     report(a, devname, rows)
                     continue
-                r = json.loads(p.stdout)
+                r = rj
                 rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
                                  predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
                                  measured_time=r["measured_time"], plain_time=r["baseline_time"],
                                  reserved=r.get("measured_reserved"),
                                  overhead=r["measured_time"] / r["baseline_time"] - 1,
-                                 grads_equal=r["grads_equal"], max_abs_diff=r.get("max_abs_diff")))
+                                 grads_equal=r["grads_equal"], max_abs_diff=r.get("max_abs_diff"),
+                                 grads_differing=r.get("grads_differing"), plain_repeatable=r.get("plain_repeatable")))
                 print(f"  {name} {int(f*100)}% {algo}: predicted {r['predicted_peak']/2**20:.1f} MiB, measured "
                       f"{r['measured_peak']/2**20:.1f} MiB, {r['measured_time']/1000:.2f} ms vs plain "
-                      f"{r['baseline_time']/1000:.2f} ms, grads {'equal' if r['grads_equal'] else 'DIFFER'}", flush=True)
+                      f"{r['baseline_time']/1000:.2f} ms, grads {grads_cell(r)}", flush=True)
                 report(a, devname, rows)
 
 
@@ -135,6 +139,18 @@ def report(a, devname, rows, final=False):
     print(f"table: {os.path.join(a.out, 'exec.md')}")
 
 
+def grads_cell(r):
+    if r["grads_equal"]:
+        return "equal"
+    why = ""
+    if r.get("plain_repeatable") is False:
+        why = ", the plain step itself is not repeatable"
+    elif r.get("plain_repeatable") is True:
+        why = ", the plain step is repeatable"
+    n = r.get("grads_differing")
+    return f"DIFFER (max abs {r.get('max_abs_diff', 0):.2g}" + (f", {n} gradients" if n is not None else "") + why + ")"
+
+
 def write_md(a, devname, rows):
     md = [f"Device: {devname}.  Budgets are fractions of the plain step's activation peak; peaks are the "
           "allocator's allocated bytes of activations (parameters and their gradients apart); reserved is the "
@@ -151,7 +167,7 @@ def write_md(a, devname, rows):
         rs = f"{r['reserved'] / 2**20:.0f}" if r.get("reserved") else ""
         md.append(f"| {r['model']} | {b} | {r['algo']} | {pp} | {r['measured_peak'] / 2**20:.1f} | {rs} | "
                   f"{r['measured_time'] / 1000:.2f} | {100 * r['overhead']:+.1f} % | "
-                  f"{'equal' if r['grads_equal'] else 'DIFFER'} |")
+                  f"{grads_cell(r)} |")
     open(os.path.join(a.out, "exec.md"), "w").write("\n".join(md) + "\n")
     try:
         import matplotlib
@@ -177,6 +193,7 @@ def write_md(a, devname, rows):
         fig.tight_layout()
         png = os.path.join(a.out, "exec.png")
         fig.savefig(png, dpi=100)
+        plt.close(fig)
         print(f"plot: {png}")
     except ImportError:
         print("(matplotlib missing: no plot)")

@@ -49,10 +49,13 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
                "\"predicted_time\": %.3f, \"measured_time\": %.3f, \"baseline_time\": %.3f, ",
                (long long)sim->peak, (long long)r->measured_peak, (long long)r->baseline_peak, sim->time,
                r->measured_time, r->baseline_time);
-        if (r->checked)
+        if (r->checked) {
             printf("\"grads_equal\": %s, \"output_equal\": %s, \"max_abs_diff\": %.9g, \"max_rel_diff\": %.9g, ",
                    r->grads_equal ? "true" : "false", r->output_equal ? "true" : "false", (double)(float)r->max_abs_diff,
                    (double)(float)r->max_rel_diff);
+            printf("\"grads_differing\": %d, \"plain_repeatable\": %s, ", r->grads_differing,
+                   r->plain_repeatable < 0 ? "null" : r->plain_repeatable ? "true" : "false");
+        }
         else
             printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
         solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 1);
@@ -76,6 +79,11 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
         printf("check: gradients and output %s (max abs diff %.3g, max rel diff %.3g)\n",
                r->grads_equal ? "equal to the plain step bit for bit" : "DIFFER from the plain step",
                (double)(float)r->max_abs_diff, (double)(float)r->max_rel_diff);
+    if (r->checked && !r->grads_equal)
+        printf("check: %d of %d parameter gradients differ; the plain step run twice is %s\n", r->grads_differing,
+               r->n_params,
+               r->plain_repeatable < 0 ? "not known (--iters 0)" : r->plain_repeatable ? "repeatable bit for bit"
+                                                                       : "NOT repeatable (non-deterministic kernels)");
 }
 
 /* The executor's options shared by run and optimize (--check, --loss,
