@@ -142,9 +142,10 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             }
             if (it == 1 && ro->check) { // is the plain step itself repeatable on this device?
                 PauseTracking p;
-                bool same = ref_out.defined() && at::equal(y, ref_out);
+                // the references are CPU copies (keep_copy): compare CPU copies
+                bool same = ref_out.defined() && at::equal(keep_copy(y), ref_out);
                 for (size_t i = 0; i < params.size() && same; i++) {
-                    const at::Tensor &g = params[i].grad();
+                    at::Tensor g = keep_copy(params[i].grad());
                     if (g.defined() != ref_grads[i].defined() || (g.defined() && !at::equal(g, ref_grads[i])))
                         same = false;
                 }

@@ -100,6 +100,10 @@ class ExecBase(unittest.TestCase):
         self.assertTrue(r["grads_equal"], f"{rks}: gradients differ: {r}")
         self.assertTrue(r["output_equal"], f"{rks}: output differs: {r}")
         self.assertEqual(r["max_abs_diff"], 0)
+        self.assertEqual(r["grads_differing"], 0, r)
+        # --iters 1: the plain step ran twice (warm-up and measured) and is
+        # deterministic on the CPU
+        self.assertIs(r["plain_repeatable"], True, r)
         pred, meas = r["predicted_peak"], r["measured_peak"]
         # Never above the prediction; below it by more than 1 % only where the
         # trace over-measures a node: GPT2's attention matmul (att @ v, v a
