@@ -304,6 +304,12 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             if (!c->is_sub && c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) bb_heur_rins(c);
             bb_apply_bounds(c, c->llb, c->lub);
             st = bb_solve_lp(c, 0, 0);
+            if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
+                /* numerical trouble from where the heuristics left the
+                 * simplex: once more from the slack basis (as the node LP) */
+                bb_install_slack_basis(c);
+                st = bb_solve_lp(c, 0, 0);
+            }
             if (st != RK_LP_OPTIMAL) {
                 if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
                 if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) {

@@ -28,6 +28,10 @@
 #define DTOL 1e-7     /* dual feasibility (scaled) */
 #define PIVTOL 1e-7   /* smallest pivot in ratio tests */
 
+/* iterations (plus the row count) without progress after which the primal
+ * simplex is stalled (primal_loop) */
+#define PRIMAL_STALL 5000
+
 enum { LOOP_OPTIMAL, LOOP_INFEASIBLE, LOOP_UNBOUNDED, LOOP_ITER, LOOP_TIME, LOOP_CUTOFF, LOOP_ERROR, LOOP_RESTART };
 
 struct spx {
@@ -616,6 +620,17 @@ static int primal_loop(spx *s) {
     int fresh = 0, x_fresh = 0;
     int phase = 0; /* 1 or 2; 0 unknown */
     for (int j = 0; j < N; j++) s->dvx[j] = 1.0;
+    /* stall guard: the working objective (phase 1: the sum of the basic
+     * infeasibilities; phase 2: the objective under the working costs) must
+     * improve within PRIMAL_STALL + m iterations.  It did not when two equal
+     * columns of a badly conditioned basis (infeasibilities of 1e10) were
+     * swapped back and forth on reduced costs at the noise level (n16_B78,
+     * a node LP after 11,100 nodes: 900 s until the time limit).  Refactor
+     * once; stalled again, give up (LOOP_ERROR: the search re-solves the
+     * node from the slack basis). */
+    double prog_best = 0.0;
+    long prog_it = s->iters;
+    int prog_phase = 0, stalls = 0;
     for (;;) {
         if (s->need_refactor || !s->lu_ok) {
             if (refactor(s)) return LOOP_ERROR;
@@ -630,6 +645,29 @@ static int primal_loop(spx *s) {
         for (int p = 0; p < m; p++) {
             int j = s->head[p];
             if (s->x[j] < s->lb[j] - PTOL || s->x[j] > s->ub[j] + PTOL) { infeas = 1; break; }
+        }
+        if ((infeas ? 1 : 2) != prog_phase || (s->iters & 127) == 0) {
+            /* progress, measured every 128 iterations and at a phase change */
+            double cur = 0.0;
+            if (infeas) {
+                for (int p = 0; p < m; p++) {
+                    int j = s->head[p];
+                    if (s->x[j] < s->lb[j] - PTOL) cur += s->lb[j] - s->x[j];
+                    else if (s->x[j] > s->ub[j] + PTOL) cur += s->x[j] - s->ub[j];
+                }
+            } else {
+                cur = objective_internal(s, s->cw);
+            }
+            if ((infeas ? 1 : 2) != prog_phase || cur < prog_best - 1e-9 * (1.0 + fabs(prog_best))) {
+                prog_phase = infeas ? 1 : 2;
+                prog_best = cur;
+                prog_it = s->iters;
+            } else if (s->iters - prog_it > PRIMAL_STALL + m) {
+                if (stalls++ > 0) return LOOP_ERROR;
+                s->need_refactor = 1;
+                prog_phase = 0;
+                continue;
+            }
         }
         if (infeas) {
             double *yy = s->y;
