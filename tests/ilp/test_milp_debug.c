@@ -9,7 +9,8 @@
  * solved) is right for seeds 0-9 on 1 and 2 threads, with the debug
  * solution checked; so is fixnet6 (over 120 s before coefficient tightening
  * and flow-cover-like c-MIR cuts); fix-and-propagate on a tight remat MILP
- * keeps its optimal schedule. */
+ * keeps its optimal schedule; the unsettled remat n16_B78 keeps its optimal
+ * schedule (381, proven by HiGHS) through the root and the first nodes. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -122,6 +123,36 @@ START_TEST(test_debug_remat_fixprop) {
     ck_assert_msg(st == RK_OK, "%s", err.msg);
     ck_assert_msg(r.has_solution, "no incumbent (%s)", rk_milp_status_name(r.status));
     ck_assert(r.objective > 240 - 1e-6 && r.bound <= 240 + 1e-6);
+    rk_milp_result_free(&r);
+    free(x);
+    rk_lp_free(lp);
+}
+END_TEST
+
+/* n16_B78 (budget 78 of 128; optimum 381, proven by HiGHS 1.16 after 6257
+ * nodes, not yet by rkmate): its optimal schedule as the debug solution.
+ * The root finds 383 at best, so the schedule stays active through every
+ * step of the root and of the first nodes (cuts, cliques, probing, RINS,
+ * strong branching, conflicts, reduced-cost fixing, pruning): none may cut
+ * it off, and neither the incumbent nor the bound may pass 381. */
+START_TEST(test_debug_remat_b78) {
+    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B78.mps.gz");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/remat/remat_n16_B78.sol", ilp_testdata());
+    double *x = NULL;
+    rk_error err;
+    err.msg[0] = 0;
+    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.node_limit = 60;
+    p.debug_solution = x;
+    rk_milp_result r;
+    rk_status st = rk_milp_solve(lp, &p, &r, &err);
+    ck_assert_msg(st == RK_OK, "%s", err.msg);
+    ck_assert_msg(r.has_solution, "no incumbent (%s)", rk_milp_status_name(r.status));
+    ck_assert_msg(r.objective > 381 - 1e-6 && r.bound <= 381 + 1e-6, "objective %.10g, bound %.10g", r.objective,
+                  r.bound);
     rk_milp_result_free(&r);
     free(x);
     rk_lp_free(lp);
@@ -308,6 +339,7 @@ int main(void) {
     TCase *t = tcase_create("debug");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, test_debug_remat_fixprop);
+    tcase_add_test(t, test_debug_remat_b78);
     tcase_add_test(t, test_debug_planted_cut);
     tcase_add_test(t, test_debug_planted_bound);
     tcase_add_test(t, test_debug_infeasible_refused);
