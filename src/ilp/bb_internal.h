@@ -176,6 +176,12 @@ int bb_locks(const bb_ctx *c, int j, int dir);
 /* Primal heuristics at a node whose LP is solved (c->x valid). */
 void bb_heur_rounding(bb_ctx *c);
 void bb_heur_dive(bb_ctx *c, int max_depth);
+/* The effort of LP diving, as SCIP's and HiGHS's heuristics have one: the
+ * dives' simplex iterations (dive_its) may reach BB_DIVE_QUOT of the
+ * search's other LP iterations (node LPs, cuts; node_its) plus 2000 + m +
+ * n; returns 1 while another dive may start. */
+#define BB_DIVE_QUOT 0.1
+int bb_dive_within_quota(long dive_its, long node_its, int m, int n);
 /* Randomized rounding with propagation of the LP point x, with conflict
  * backjumping (bb_fixprop.c; attempt: which random stream of this solve's
  * seed; work: its budget of propagation work, in passes over the matrix);

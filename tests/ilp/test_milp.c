@@ -649,6 +649,19 @@ START_TEST(test_cover_cuts_valid) {
 }
 END_TEST
 
+/* LP diving's effort (bb_heur.c): a dive may start while the dives' simplex
+ * iterations are within a tenth of the search's other iterations plus
+ * 2000 + m + n, and not once they are past it. */
+START_TEST(test_dive_quota) {
+    ck_assert(bb_dive_within_quota(0, 0, 100, 200));
+    ck_assert(bb_dive_within_quota(2300, 0, 100, 200));
+    ck_assert(!bb_dive_within_quota(2301, 0, 100, 200));
+    ck_assert(bb_dive_within_quota(12300, 100000, 100, 200));
+    ck_assert(!bb_dive_within_quota(12301, 100000, 100, 200));
+    ck_assert(!bb_dive_within_quota(74469, 240000, 3932, 2293)); /* n16_B68 before the quota */
+}
+END_TEST
+
 /* Random multi-knapsack MILPs (where covers and c-MIR cut): the solver's
  * optimum equals brute-force enumeration. */
 START_TEST(test_knapsack_vs_enumeration) {
@@ -919,6 +932,7 @@ int main(void) {
     tcase_add_test(toys, test_cli);
     tcase_add_test(toys, test_regress_objective_constant);
     tcase_add_test(toys, test_cover_cuts_valid);
+    tcase_add_test(toys, test_dive_quota);
     tcase_add_test(toys, test_knapsack_vs_enumeration);
     tcase_add_test(toys, test_tied_columns_vs_enumeration);
     suite_add_tcase(s, toys);
