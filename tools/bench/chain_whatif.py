@@ -10,6 +10,17 @@ rkmate does not build would give.  The executor cannot run the result.
                     temporary, 10 % of the time) and the owner's (the middle
                     grad, phantom, dependencies -> their grads, the measured
                     temporary, 90 % of the time)
+  --split-bwd MEAS  split each convolution's / Linear's backward in two, with
+                    the per-part temporaries and times that
+                    tools/bench/split_bwd.py measured (MEAS, its JSON): the
+                    weight part (the gradient, the input x -> no chain data:
+                    parameter gradients are outside the budget) first, then the
+                    input part (the gradient, x's shape only -> x's gradient),
+                    so that x can be dropped between them.  A node is matched to
+                    the measured module call with the same input and output
+                    bytes and the nearest one-call temporary; each part gets the
+                    node's traced overhead times (the part's measured temporary
+                    / the one call's), and its time by the same ratio of times
   --merge A B       merge blocks A..B into one block of a new class (the
                     chain's inputs stay block A's)
 
@@ -41,6 +52,50 @@ def split_inplace(c):
             n_split += 1
         g["compute"] = out
     return n_split
+
+
+def split_bwd(c, meas):
+    """Split conv / linear backward nodes in two parts; returns (split, not matched)."""
+    recs = [r for r in meas["modules"] if "temp_x" in r]
+    n_split = n_miss = 0
+    for g in c["classes"]:
+        size = {d["name"]: d["size"] for d in g["data"]}
+        kind = {d["name"]: d["kind"] for d in g["data"]}
+        out = []
+        for n in g["compute"]:
+            j = n["name"][1:]
+            op = j.split("_", 1)[-1]
+            is_conv, is_lin = "convolution" in op, op.endswith(("linear", "addmm", "matmul"))
+            real = [u for u in n["uses"] if isinstance(u, str)]
+            xs = [u for u in real if kind[u] == "data" and u != "d" + j]
+            grad = "m" + j if "m" + j in real else "g" + j  # m: after --split-inplace
+            if n["kind"] != "bwd" or not (is_conv or is_lin) or not n["outs"] or len(xs) != 1 or grad not in real:
+                out.append(n)
+                continue
+            x = xs[0]
+            cand = [r for r in recs if r["kind"] == ("conv" if is_conv else "linear")
+                    and r["x"] == size[x] and r["y"] == size[grad]]
+            if not cand:
+                n_miss += 1
+                out.append(n)
+                continue
+            ov = max(n["overhead"], 0)
+            r = min(cand, key=lambda r: abs(r["temp_all"] - ov))
+            scale = ov / r["temp_all"] if r["temp_all"] > 0 else 1.0
+            tt = r["time_w"] + r["time_x"]
+            fw = r["time_w"] / tt if tt > 0 else 0.5
+            w = dict(n, name=n["name"] + "w", time=n["time"] * fw, overhead=int(r["temp_w"] * scale),
+                     uses=[u for u in n["uses"] if not (isinstance(u, str) and kind[u] == "grad" and u != grad)],
+                     outs=[])
+            if "grad_accum" in n:
+                w["grad_accum"] = min(n["grad_accum"], w["overhead"])
+            rest = dict(n, time=n["time"] * (1 - fw), overhead=int(r["temp_x"] * scale),
+                        uses=[u if u != x else {"data": x, "kind": "fake"} for u in n["uses"]])
+            rest.pop("grad_accum", None)
+            out += [w, rest]
+            n_split += 1
+        g["compute"] = out
+    return n_split, n_miss
 
 
 def merge(c, a, b):
@@ -87,6 +142,7 @@ def main():
     ap.add_argument("chain")
     ap.add_argument("out")
     ap.add_argument("--split-inplace", action="store_true")
+    ap.add_argument("--split-bwd", metavar="MEAS")
     ap.add_argument("--merge", nargs=2, type=int, metavar=("A", "B"))
     a = ap.parse_args()
     if a.out == a.chain:
@@ -95,6 +151,10 @@ def main():
         c = json.load(f)
     if a.split_inplace:
         print(f"split {split_inplace(c)} backward nodes", file=sys.stderr)
+    if a.split_bwd:
+        with open(a.split_bwd) as f:
+            print("split %d backward nodes in two, %d not matched to a measured module" % split_bwd(c, json.load(f)),
+                  file=sys.stderr)
     if a.merge:
         merge(c, *a.merge)
     with open(a.out, "w") as f:
