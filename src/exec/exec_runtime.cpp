@@ -156,6 +156,24 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
     return out;
 }
 
+// A gradient reaching a leaf as a view of a larger buffer (a piece of the
+// incoming gradient of a `cat`, `stack` or `unbind` backward, which narrows or
+// selects it) would be taken by the leaf's accumulator as it is, when its
+// layout is the leaf's: the leaf's .grad would then hold the whole buffer,
+// and forgetting the other pieces' gradients (and the buffer's own) would
+// free nothing until the last piece goes.  The simulator counts each
+// gradient by its own bytes, so such a piece becomes a copy of its own here
+// (made while the buffer is alive, as the node's backward outputs are
+// counted beside its inputs).  Any other gradient goes on as it is (undefined
+// result: the hook leaves it alone); one in another layout is copied by the
+// accumulator anyway.
+static at::Tensor own_grad(const at::Tensor &leaf, const at::Tensor &gr) {
+    if (!gr.defined() || !gr.has_storage() || gr.is_sparse() || !gr.is_non_overlapping_and_dense()) return {};
+    if ((int64_t)gr.storage().nbytes() <= gr.numel() * (int64_t)gr.element_size()) return {};
+    if (gr.strides() != leaf.strides() || gr.sizes() != leaf.sizes()) return {};
+    return gr.clone(at::MemoryFormat::Preserve);
+}
+
 void Runtime::fwd(int g) {
     Group &G = M.groups[g];
     GState &S = gs[g];
@@ -177,10 +195,11 @@ void Runtime::fwd(int g) {
                 P.leaf.requires_grad_(true);
                 // Remember the layout of the first gradient reaching the leaf (before
                 // its accumulator copies it into the leaf's own layout).
-                P.leaf.register_hook([this, g, k](const at::Tensor &gr) {
+                P.leaf.register_hook([this, g, k](const at::Tensor &gr) -> at::Tensor {
                     Part &T = gs[g].p[k];
                     if (T.grad_strides.empty() && gr.defined() && gr.is_non_overlapping_and_dense())
                         T.grad_strides = gr.strides().vec();
+                    return own_grad(T.leaf, gr);
                 });
             }
             P.canon = P.leaf.storage();
