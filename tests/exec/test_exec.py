@@ -415,6 +415,51 @@ class TestWeightGradients(ExecBase):
             self.check_run(path, inputs, rkg, rks)
 
 
+class TestGradientBuffers(ExecBase):
+    """A gradient the plain step never allocates: that of the loss `sum()`
+    (its scalar expanded to the output's shape)."""
+
+    def export_3x8(self, module, name):
+        import torch
+        path = os.path.join(TMP, name + ".pt")
+        torch.jit.trace(module.double().train(), (torch.randn(3, 8, dtype=torch.float64),), check_trace=False).save(path)
+        rkg = os.path.join(TMP, name + ".rkg")
+        run("trace", path, "--input", "3x8:float64", "-o", rkg, "--quiet", "--runs", "1", check=0)
+        return path, ["--input", "3x8:float64"], rkg
+
+    def test_sum_loss_gradient_not_allocated(self):
+        """A large output whose own backward does not need its gradient dense
+        (cat's backward narrows it, each piece added to a small one): the plain step never allocates the 96 KiB gradient of
+        `sum()`; the schedule took it as the output leaf's .grad, a copy (2x
+        the plain peak).  With `mean` both allocate it (MeanBackward)."""
+        import torch
+
+        class Wide(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = torch.tanh(self.l(x))
+                return torch.cat([h] * 512, 1)
+
+        path, inputs, rkg = self.export_3x8(Wide(), "wide_out")
+        out_bytes = 3 * 8 * 512 * 8
+        rks, _ = solve(rkg, "none", 10**12)
+        res = {}
+        for loss in ("sum", "mean"):
+            p = run("run", path, rks, "--chain", rkg, *inputs, "--check", "--json", "--iters", "1", "--loss", loss,
+                    check=0)
+            r = res[loss] = json.loads(p.stdout)
+            self.assertTrue(r["grads_equal"] and r["output_equal"], r)
+            self.assertLessEqual(r["measured_peak"], r["baseline_peak"], r)
+            self.assertLessEqual(r["measured_peak"], r["predicted_peak"] + 64, r)   # loss scalars
+        self.assertLess(res["sum"]["measured_peak"], 1.5 * out_bytes, res)
+        self.assertGreater(res["mean"]["measured_peak"], 2 * out_bytes, res)
+        # the chain counts the output's gradient whole (mean makes it): pessimistic by it for sum
+        self.assertLessEqual(res["sum"]["measured_peak"], res["sum"]["predicted_peak"] - out_bytes + 64, res)
+
+
 class TestMixer(ExecBase):
     """MLP-Mixer: token-mixing transposes (views) and a patch convolution."""
 
