@@ -101,31 +101,38 @@ static void assert_fault_caught(const char *name, int fault, const char *expect)
     rk_lp_free(lp);
 }
 
+/* A remat MILP run for node_limit nodes with its optimal schedule (value
+ * optimum) as the debug solution: no step may cut it off, the root must find
+ * an incumbent, and neither the incumbent nor the bound may pass the optimum. */
+static void check_remat_under_debug_solution(const char *name, long node_limit, double optimum) {
+    char mps[256];
+    snprintf(mps, sizeof mps, "%s.mps.gz", name);
+    rk_lp *lp = ilp_read_data_mps("remat", mps);
+    double *x = ilp_read_data_solution(lp, "remat", name);
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.node_limit = node_limit;
+    p.debug_solution = x;
+    rk_milp_result r;
+    rk_error err;
+    err.msg[0] = 0;
+    rk_status st = rk_milp_solve(lp, &p, &r, &err);
+    ck_assert_msg(st == RK_OK, "%s: %s", name, err.msg);
+    ck_assert_msg(r.has_solution, "%s: no incumbent (%s)", name, rk_milp_status_name(r.status));
+    ck_assert_msg(r.objective > optimum - 1e-6 && r.bound <= optimum + 1e-6, "%s: objective %.10g, bound %.10g", name,
+                  r.objective, r.bound);
+    rk_milp_result_free(&r);
+    free(x);
+    rk_lp_free(lp);
+}
+
 /* Fix-and-propagate with backjumping (bb_fixprop.c) on a tight remat MILP,
  * with its optimal schedule as the debug solution: every propagation in the
  * heuristic's domains that still hold it is checked, none cuts it off, and
  * the root has an incumbent (worse than the optimum, so the debug solution
  * stays active through the nodes). */
 START_TEST(test_debug_remat_fixprop) {
-    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/remat/remat_n16_B92.sol", ilp_testdata());
-    double *x = NULL;
-    rk_error err;
-    err.msg[0] = 0;
-    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
-    rk_milp_params p;
-    rk_milp_params_default(&p);
-    p.node_limit = 20;
-    p.debug_solution = x;
-    rk_milp_result r;
-    rk_status st = rk_milp_solve(lp, &p, &r, &err);
-    ck_assert_msg(st == RK_OK, "%s", err.msg);
-    ck_assert_msg(r.has_solution, "no incumbent (%s)", rk_milp_status_name(r.status));
-    ck_assert(r.objective > 240 - 1e-6 && r.bound <= 240 + 1e-6);
-    rk_milp_result_free(&r);
-    free(x);
-    rk_lp_free(lp);
+    check_remat_under_debug_solution("remat_n16_B92", 20, 240);
 }
 END_TEST
 
@@ -136,26 +143,7 @@ END_TEST
  * strong branching, conflicts, reduced-cost fixing, pruning): none may cut
  * it off, and neither the incumbent nor the bound may pass 381. */
 START_TEST(test_debug_remat_b78) {
-    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B78.mps.gz");
-    char path[1024];
-    snprintf(path, sizeof path, "%s/remat/remat_n16_B78.sol", ilp_testdata());
-    double *x = NULL;
-    rk_error err;
-    err.msg[0] = 0;
-    ck_assert_msg(rk_milp_read_solution(path, lp, &x, &err) == RK_OK, "%s", err.msg);
-    rk_milp_params p;
-    rk_milp_params_default(&p);
-    p.node_limit = 60;
-    p.debug_solution = x;
-    rk_milp_result r;
-    rk_status st = rk_milp_solve(lp, &p, &r, &err);
-    ck_assert_msg(st == RK_OK, "%s", err.msg);
-    ck_assert_msg(r.has_solution, "no incumbent (%s)", rk_milp_status_name(r.status));
-    ck_assert_msg(r.objective > 381 - 1e-6 && r.bound <= 381 + 1e-6, "objective %.10g, bound %.10g", r.objective,
-                  r.bound);
-    rk_milp_result_free(&r);
-    free(x);
-    rk_lp_free(lp);
+    check_remat_under_debug_solution("remat_n16_B78", 60, 381);
 }
 END_TEST
 
