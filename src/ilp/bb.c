@@ -43,6 +43,18 @@ static void bb_install_slack_basis(bb_ctx *c) {
     free(b.row);
 }
 
+/* The node's LP (bb_solve_lp without an iteration limit); on numerical
+ * trouble from the warm start (the parent's basis, or where the heuristics
+ * left the simplex), once more from the slack basis. */
+static rk_lp_status bb_solve_node_lp(bb_ctx *c, int with_cutoff) {
+    rk_lp_status st = bb_solve_lp(c, 0, with_cutoff);
+    if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
+        bb_install_slack_basis(c);
+        st = bb_solve_lp(c, 0, with_cutoff);
+    }
+    return st;
+}
+
 /* Node bound after an LP value z: objective integrality rounds it up. */
 static double bb_node_bound(const bb_ctx *c, double z) {
     if (c->obj_step > 0) {
@@ -198,12 +210,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             return BB_PRUNED;
         }
         bb_apply_bounds(c, c->llb, c->lub);
-        rk_lp_status st = bb_solve_lp(c, 0, 1);
-        if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
-            /* numerical trouble from the warm start: once more from the slack basis */
-            bb_install_slack_basis(c);
-            st = bb_solve_lp(c, 0, 1);
-        }
+        rk_lp_status st = bb_solve_node_lp(c, 1);
         if (st == RK_LP_INFEASIBLE) {
             bb_debug_prune(c, dbg_in, "node LP (infeasible)", INFINITY);
             bb_conflict_learn_lp(c);
@@ -303,13 +310,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             free(xn);
             if (!c->is_sub && c->has_inc && (depth == 0 || (c->nodes % 500) == 0)) bb_heur_rins(c);
             bb_apply_bounds(c, c->llb, c->lub);
-            st = bb_solve_lp(c, 0, 0);
-            if (st == RK_LP_ERROR || st == RK_LP_ITER_LIMIT) {
-                /* numerical trouble from where the heuristics left the
-                 * simplex: once more from the slack basis (as the node LP) */
-                bb_install_slack_basis(c);
-                st = bb_solve_lp(c, 0, 0);
-            }
+            st = bb_solve_node_lp(c, 0);
             if (st != RK_LP_OPTIMAL) {
                 if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
                 if (st == RK_LP_INFEASIBLE || st == RK_LP_CUTOFF) {
