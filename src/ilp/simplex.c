@@ -336,6 +336,18 @@ static int count_dual_infeasible(const spx *s) {
     return k;
 }
 
+/* sum of the basic variables' bound violations beyond PTOL (the phase-1
+ * objective primal_loop's stall guard follows) */
+static double sum_primal_infeasibility(const spx *s) {
+    double w = 0.0;
+    for (int p = 0; p < s->m; p++) {
+        int j = s->head[p];
+        if (s->x[j] < s->lb[j] - PTOL) w += s->lb[j] - s->x[j];
+        else if (s->x[j] > s->ub[j] + PTOL) w += s->x[j] - s->ub[j];
+    }
+    return w;
+}
+
 static double max_primal_infeasibility(const spx *s) {
     double w = 0.0;
     for (int p = 0; p < s->m; p++) {
@@ -648,16 +660,7 @@ static int primal_loop(spx *s) {
         }
         if ((infeas ? 1 : 2) != prog_phase || (s->iters & 127) == 0) {
             /* progress, measured every 128 iterations and at a phase change */
-            double cur = 0.0;
-            if (infeas) {
-                for (int p = 0; p < m; p++) {
-                    int j = s->head[p];
-                    if (s->x[j] < s->lb[j] - PTOL) cur += s->lb[j] - s->x[j];
-                    else if (s->x[j] > s->ub[j] + PTOL) cur += s->x[j] - s->ub[j];
-                }
-            } else {
-                cur = objective_internal(s, s->cw);
-            }
+            double cur = infeas ? sum_primal_infeasibility(s) : objective_internal(s, s->cw);
             if ((infeas ? 1 : 2) != prog_phase || cur < prog_best - 1e-9 * (1.0 + fabs(prog_best))) {
                 prog_phase = infeas ? 1 : 2;
                 prog_best = cur;
