@@ -81,6 +81,12 @@ static bool sum_grad_to_leaf(Model &M, Runtime &R, const at::Tensor &y, const at
     return true;
 }
 
+// Both undefined, or both defined with the same sizes and values, bit for bit.
+static bool same_tensor(const at::Tensor &x, const at::Tensor &y) {
+    if (!x.defined() || !y.defined()) return x.defined() == y.defined();
+    return x.sizes() == y.sizes() && at::equal(x, y);
+}
+
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
                         Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out) {
     size_t nb = M.block_begin.size();
@@ -172,12 +178,9 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             if (it == 1 && ro->check) { // is the plain step itself repeatable on this device?
                 PauseTracking p;
                 // the references are CPU copies (keep_copy): compare CPU copies
-                bool same = ref_out.defined() && at::equal(keep_copy(y), ref_out);
-                for (size_t i = 0; i < params.size() && same; i++) {
-                    at::Tensor g = keep_copy(params[i].grad());
-                    if (g.defined() != ref_grads[i].defined() || (g.defined() && !at::equal(g, ref_grads[i])))
-                        same = false;
-                }
+                bool same = ref_out.defined() && same_tensor(keep_copy(y), ref_out);
+                for (size_t i = 0; i < params.size() && same; i++)
+                    same = same_tensor(keep_copy(params[i].grad()), ref_grads[i]);
                 res->plain_repeatable = same ? 1 : 0;
             }
         }
@@ -217,36 +220,24 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     if (ro->check) {
         PauseTracking p;
         res->checked = 1;
-        bool eq = true;
         double mad = 0, mrd = 0;
-        auto cmp = [&](const at::Tensor &x, const at::Tensor &y) {
-            if (!x.defined() || !y.defined()) {
-                if (x.defined() != y.defined()) eq = false;
-                return;
-            }
-            if (x.sizes() != y.sizes()) { eq = false; mad = INFINITY; return; }
-            if (!at::equal(x, y)) eq = false;
+        auto cmp = [&](const at::Tensor &x, const at::Tensor &y) { // equal?  and the differences
+            bool eq = same_tensor(x, y);
+            if (!x.defined() || !y.defined()) return eq;
+            if (x.sizes() != y.sizes()) { mad = INFINITY; return eq; }
             at::Tensor xd = x.to(at::kDouble), yd = y.to(at::kDouble);
             double ad = (xd - yd).abs().max().item<double>();
             double sc = yd.abs().max().item<double>();
             mad = std::max(mad, ad);
             if (sc > 0) mrd = std::max(mrd, ad / sc);
+            return eq;
         };
         int differing = 0;
-        for (size_t i = 0; i < params.size(); i++) {
-            bool before = eq;
-            eq = true;
-            cmp(rk_grads[i], ref_grads[i]);
-            if (!eq) differing++;
-            eq = eq && before;
-        }
+        for (size_t i = 0; i < params.size(); i++)
+            if (!cmp(rk_grads[i], ref_grads[i])) differing++;
         res->grads_differing = differing;
-        bool geq = eq;
-        eq = true;
-        if (!rk_out.defined()) eq = false;
-        else cmp(rk_out, ref_out);
-        res->output_equal = eq;
-        res->grads_equal = geq && eq;
+        res->output_equal = rk_out.defined() && cmp(rk_out, ref_out);
+        res->grads_equal = differing == 0 && res->output_equal;
         res->max_abs_diff = mad;
         res->max_rel_diff = mrd;
     }
