@@ -74,56 +74,53 @@ def main():
 def model_rows(a, rk, py, name, cmd, device, fractions, algos, rows, devname):
     """Export, trace and run one model at every budget and algorithm, appending
     to rows (and rewriting the report after each, so a cut run keeps them)."""
-    if True:
-        mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT, device)
-        inputs = inputs + device
-        # the plain step and keep-everything schedule give the reference peak
-        base = keep_all_run(rk, mp, chain, inputs, a.out, name, ["--iters", str(a.iters)])
-        plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
-        rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=True,
-                         predicted_peak=None, measured_peak=plain_peak, measured_time=plain_time,
-                         reserved=base.get("baseline_reserved"), overhead=0.0, grads_equal=True))
-        print(f"{name}: plain step {plain_time/1000:.2f} ms, activation peak {plain_peak/2**20:.1f} MiB", flush=True)
-        for f in fractions:
-            budget = int(plain_peak * f)
-            for algo in algos:
-                sp = os.path.join(a.out, f"{name}_{algo}_{int(f*100)}.rks")
-                s = sh([rk, "solve", chain, "--budget", str(budget), "--algo", algo, "--json", "-o", sp,
-                        "--quiet", "--grid", a.grid, "--time-limit", a.time_limit])
-                res = json.loads(s.stdout) if s.stdout.strip() else {"feasible": False}
-                if not res.get("feasible"):
-                    rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False))
-                    continue
-                p = subprocess.run([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
-                                    "--check", "--json"], capture_output=True, text=True)
-                rj = None
-                if p.returncode in (0, 1) and p.stdout.strip().startswith("{"):
-                    rj = json.loads(p.stdout)  # exit 1 with a report: the check found differing gradients
-                if rj is None:
-                    err = (p.stderr.strip().splitlines() or ["no output"])[-1][:200]
-                    print(f"  {name} {int(f*100)}% {algo}: run failed ({p.returncode}): {err}", flush=True)
-                    rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False, error=err))
-                    report(a, devname, rows)
-                    continue
-                r = rj
-                rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
-                                 predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
-                                 measured_time=r["measured_time"], plain_time=r["baseline_time"],
-                                 reserved=r.get("measured_reserved"),
-                                 overhead=r["measured_time"] / r["baseline_time"] - 1,
-                                 grads_equal=r["grads_equal"], max_abs_diff=r.get("max_abs_diff"),
-                                 grads_differing=r.get("grads_differing"), plain_repeatable=r.get("plain_repeatable")))
-                print(f"  {name} {int(f*100)}% {algo}: predicted {r['predicted_peak']/2**20:.1f} MiB, measured "
-                      f"{r['measured_peak']/2**20:.1f} MiB, {r['measured_time']/1000:.2f} ms vs plain "
-                      f"{r['baseline_time']/1000:.2f} ms, grads {grads_cell(r)}", flush=True)
+    mp, chain, inputs = export_and_trace(rk, py, cmd, a.out, name, ROOT, device)
+    inputs = inputs + device
+    # the plain step and keep-everything schedule give the reference peak
+    base = keep_all_run(rk, mp, chain, inputs, a.out, name, ["--iters", str(a.iters)])
+    plain_peak, plain_time = base["baseline_peak"], base["baseline_time"]
+    rows.append(dict(model=name, algo="pytorch", fraction=1.0, budget=None, feasible=True,
+                     predicted_peak=None, measured_peak=plain_peak, measured_time=plain_time,
+                     reserved=base.get("baseline_reserved"), overhead=0.0, grads_equal=True))
+    print(f"{name}: plain step {plain_time/1000:.2f} ms, activation peak {plain_peak/2**20:.1f} MiB", flush=True)
+    for f in fractions:
+        budget = int(plain_peak * f)
+        for algo in algos:
+            sp = os.path.join(a.out, f"{name}_{algo}_{int(f*100)}.rks")
+            s = sh([rk, "solve", chain, "--budget", str(budget), "--algo", algo, "--json", "-o", sp,
+                    "--quiet", "--grid", a.grid, "--time-limit", a.time_limit])
+            res = json.loads(s.stdout) if s.stdout.strip() else {"feasible": False}
+            if not res.get("feasible"):
+                rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False))
+                continue
+            p = subprocess.run([rk, "run", mp, sp, "--chain", chain, *inputs, "--iters", str(a.iters),
+                                "--check", "--json"], capture_output=True, text=True)
+            # exit 1 with a report: the check found differing gradients
+            r = json.loads(p.stdout) if p.returncode in (0, 1) and p.stdout.lstrip().startswith("{") else None
+            if r is None:
+                err = (p.stderr.strip().splitlines() or ["no output"])[-1][:200]
+                print(f"  {name} {int(f*100)}% {algo}: run failed ({p.returncode}): {err}", flush=True)
+                rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=False, error=err))
                 report(a, devname, rows)
+                continue
+            rows.append(dict(model=name, algo=algo, fraction=f, budget=budget, feasible=True,
+                             predicted_peak=r["predicted_peak"], measured_peak=r["measured_peak"],
+                             measured_time=r["measured_time"], plain_time=r["baseline_time"],
+                             reserved=r.get("measured_reserved"),
+                             overhead=r["measured_time"] / r["baseline_time"] - 1,
+                             grads_equal=r["grads_equal"], max_abs_diff=r.get("max_abs_diff"),
+                             grads_differing=r.get("grads_differing"), plain_repeatable=r.get("plain_repeatable")))
+            print(f"  {name} {int(f*100)}% {algo}: predicted {r['predicted_peak']/2**20:.1f} MiB, measured "
+                  f"{r['measured_peak']/2**20:.1f} MiB, {r['measured_time']/1000:.2f} ms vs plain "
+                  f"{r['baseline_time']/1000:.2f} ms, grads {grads_cell(r)}", flush=True)
+            report(a, devname, rows)
 
 
 def report(a, devname, rows, final=False):
-    """results.json and exec.md from the rows so far; the console table at the end."""
+    """results.json, exec.md and the plot from the rows so far; the console table at the end."""
     json.dump(dict(device=devname, rows=rows), open(os.path.join(a.out, "results.json"), "w"), indent=1)
+    write_md(a, devname, rows)
     if not final:
-        write_md(a, devname, rows)
         return
     print(f"{'model':8} {'budget':>7} {'algo':9} {'pred. peak':>12} {'meas. peak':>12} {'step ms':>9} "
           f"{'overhead':>9} grads")
@@ -135,7 +132,6 @@ def report(a, devname, rows, final=False):
         print(f"{r['model']:8} {int(r['fraction']*100):6d}% {r['algo']:9} {pp} "
               f"{r['measured_peak']/2**20:10.1f}Mi {r['measured_time']/1000:9.2f} {100*r['overhead']:8.1f}% "
               f"{'equal' if r['grads_equal'] else 'DIFFERENT'}")
-    write_md(a, devname, rows)
     print(f"table: {os.path.join(a.out, 'exec.md')}")
 
 
