@@ -155,6 +155,11 @@ TORCH_LIBRARY(rkmate, m) {
         .def("backward", &Session::backward)
         .def("names", &Session::names)
         .def("tensors", &Session::tensors);
+    // the tracer's counting CPU allocator (rk_exec_torch.h), for measurements
+    // such as tools/bench/split_bwd.py's
+    m.def("count_cpu_memory() -> ()", [] { rk_exec_count_cpu_memory(); });
+    m.def("cpu_bytes(bool peak) -> int", [](bool peak) { return rk_exec_cpu_bytes(peak); });
+    m.def("cpu_reset_peak() -> ()", [] { rk_exec_cpu_reset_peak(); });
     m.def("plan(str model, str[] inputs, str input_file, str budget, str algo, bool checkmate_options, str chain_out, "
           "str sched_out, int seed) -> float[]",
           &plan);

@@ -28,6 +28,7 @@
 #include <set>
 
 #include "exec_internal.h"
+#include "rk_exec_torch.h"
 
 namespace rkx {
 
@@ -103,6 +104,16 @@ void install_allocator() {
     c10::SetCPUAllocator(&TrackingAllocator::get(), 100);
     done = true;
 }
+
+} // namespace rkx
+
+RK_API void rk_exec_count_cpu_memory(void) { rkx::install_allocator(); }
+RK_API int64_t rk_exec_cpu_bytes(bool peak) {
+    return peak ? rkx::TrackingAllocator::get().peak.load() : rkx::TrackingAllocator::get().cur.load();
+}
+RK_API void rk_exec_cpu_reset_peak(void) { rkx::TrackingAllocator::get().reset_peak(); }
+
+namespace rkx {
 
 PauseTracking::PauseTracking() : old(TrackingAllocator::get().paused.exchange(true)) {}
 PauseTracking::~PauseTracking() { TrackingAllocator::get().paused.store(old); }

@@ -26,4 +26,14 @@ RK_API std::vector<at::Tensor> rk_train_backward(rk_train *t, const at::Tensor &
  * tensors themselves: a caller may share their storage). */
 RK_API std::vector<std::pair<std::string, at::Tensor>> rk_train_tensors(rk_train *t, bool buffers);
 
+/* The tracer's counting CPU allocator, for measurements outside a trace
+ * (tools/bench/split_bwd.py, through the Python package's operators):
+ * rk_exec_count_cpu_memory installs it for the process (once; loading a
+ * model does it too), rk_exec_cpu_bytes gives the bytes allocated through it
+ * now (peak = false) or at their peak since the last rk_exec_cpu_reset_peak,
+ * which sets the peak to the current bytes. */
+RK_API void rk_exec_count_cpu_memory(void);
+RK_API int64_t rk_exec_cpu_bytes(bool peak);
+RK_API void rk_exec_cpu_reset_peak(void);
+
 #endif

@@ -112,5 +112,23 @@ class TestReadme(unittest.TestCase):
         self.assertIn("rkmate.Plan(", p.stdout)
 
 
+class TestCpuMemory(unittest.TestCase):
+    """The tracer's counting CPU allocator through the package's operators
+    (tools/bench/split_bwd.py measures with it): a tensor's bytes show in
+    the current count while it lives and in the peak after it is freed."""
+
+    def test_counts(self):
+        rkmate._load()  # the operator library
+        ops = torch.ops.rkmate
+        ops.count_cpu_memory()
+        ops.cpu_reset_peak()
+        before = ops.cpu_bytes(False)
+        t = torch.empty(1 << 20, dtype=torch.uint8)
+        self.assertEqual(ops.cpu_bytes(False) - before, 1 << 20)
+        del t
+        self.assertEqual(ops.cpu_bytes(False), before)
+        self.assertGreaterEqual(ops.cpu_bytes(True) - before, 1 << 20)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

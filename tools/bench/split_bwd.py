@@ -9,9 +9,9 @@ torch.autograd.grad: all gradients (what autograd's ConvolutionBackward /
 AddmmBackward does in a step: one call), the weight and bias gradients only
 (`inputs=` the parameters: the output_mask asks for no input gradient), and
 the input gradient only.  Each run's temporary is measured as `rkmate trace`
-measures a node's overhead: the peak of a counting CPU allocator (the same as
-src/exec/exec_device.cpp's, built here as a torch extension, so oneDNN's
-scratch buffers count) less the memory before the call and less the
+measures a node's overhead: the peak of the tracer's counting CPU allocator
+(src/exec/exec_device.cpp's, loaded from rkmate's operator library --ops, so
+oneDNN's scratch buffers count) less the memory before the call and less the
 gradients it returns.  The parts' gradients are checked bit for bit against
 the one-call ones.
 
@@ -24,48 +24,30 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "models"))
 import torch  # noqa: E402
-from torch.utils.cpp_extension import load_inline  # noqa: E402
 
-# A CPU allocator that counts current and peak bytes, as exec_device.cpp's.
-ALLOC = r'''
-#include <torch/extension.h>
-#include <c10/core/CPUAllocator.h>
-#include <c10/core/impl/alloc_cpu.h>
-#include <atomic>
-struct Counting final : public c10::Allocator {
-    static constexpr size_t kHeader = 64;
-    std::atomic<int64_t> cur{0}, peak{0};
-    static Counting &get() { static Counting a; return a; }
-    static void release(void *p) {
-        if (!p) return;
-        char *b = static_cast<char *>(p) - kHeader;
-        get().cur.fetch_sub(reinterpret_cast<int64_t *>(b)[0]);
-        c10::free_cpu(b);
-    }
-    void copy_data(void *d, const void *s, std::size_t n) const override { default_copy_data(d, s, n); }
-    c10::DataPtr allocate(size_t n) override {
-        char *b = static_cast<char *>(c10::alloc_cpu(n + kHeader));
-        reinterpret_cast<int64_t *>(b)[0] = (int64_t)n;
-        int64_t now = cur.fetch_add((int64_t)n) + (int64_t)n;
-        int64_t pk = peak.load();
-        while (now > pk && !peak.compare_exchange_weak(pk, now)) {}
-        void *p = b + kHeader;
-        return {p, p, &Counting::release, c10::Device(c10::DeviceType::CPU)};
-    }
-    c10::DeleterFnPtr raw_deleter() const override { return &Counting::release; }
-};
-void install() { c10::SetCPUAllocator(&Counting::get(), 100); }
-int64_t cur() { return Counting::get().cur.load(); }
-int64_t peak() { return Counting::get().peak.load(); }
-void reset_peak() { Counting::get().peak.store(Counting::get().cur.load()); }
-'''
+class TracerMemory:
+    """The tracer's counting CPU allocator (src/exec/exec_device.cpp), through
+    the Python package's operators (BUILD/python/rkmate/_rkmate_ops.so)."""
+
+    def __init__(self, ops_lib):
+        torch.ops.load_library(ops_lib)
+        self.ops = torch.ops.rkmate
+        self.ops.count_cpu_memory()
+
+    def cur(self):
+        return self.ops.cpu_bytes(False)
+
+    def peak(self):
+        return self.ops.cpu_bytes(True)
+
+    def reset_peak(self):
+        self.ops.cpu_reset_peak()
 
 
 def nbytes(t):
@@ -114,12 +96,10 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", type=int, default=3, help="timed runs per part (median)")
     ap.add_argument("--out", required=True, help="JSON file to write")
+    ap.add_argument("--ops", default=os.path.join(HERE, "..", "..", "build-test", "python", "rkmate", "_rkmate_ops.so"),
+                    help="rkmate's operator library, built with the libtorch part (default: build-test's)")
     a = ap.parse_args()
-    build_dir = os.path.join(tempfile.gettempdir(), "rkmate_split_bwd_ext")
-    os.makedirs(build_dir, exist_ok=True)
-    mt = load_inline("rkmate_split_bwd_alloc", ALLOC, functions=["install", "cur", "peak", "reset_peak"],
-                     build_directory=build_dir, extra_cflags=["-O1"], verbose=False)
-    mt.install()
+    mt = TracerMemory(a.ops)
     import zoo  # tools/models/zoo.py
     torch.manual_seed(a.seed)
     model, inputs = zoo.build(a.model, argparse.Namespace(seed=a.seed, image=a.image, batch=a.batch), torch.float32)
