@@ -77,3 +77,41 @@ int ilp_load_optima(char (*names)[ILP_NAME_MAX], double *opt, int max) {
     fclose(f);
     return n;
 }
+
+void ilp_check_remat_debug(const ilp_remat_debug *d) {
+    char mps[256];
+    snprintf(mps, sizeof mps, "%s.mps.gz", d->name);
+    rk_lp *lp = ilp_read_data_mps("remat", mps);
+    double *x = ilp_read_data_solution(lp, "remat", d->name);
+    int runs = d->compare_threads ? 2 : 1;
+    long nodes[2] = {0, 0}, iters[2] = {0, 0};
+    for (int t = 0; t < runs; t++) {
+        rk_milp_params p;
+        rk_milp_params_default(&p);
+        p.node_limit = d->node_limit;
+        if (d->compare_threads) p.threads = t + 1;
+        p.debug_solution = x;
+        p.verbose = d->verbose;
+        p.log.fn = d->log_fn;
+        p.log.user = d->log_user[t];
+        rk_milp_result r;
+        rk_error err;
+        err.msg[0] = 0;
+        rk_status st = rk_milp_solve(lp, &p, &r, &err);
+        ck_assert_msg(st == RK_OK, "%s: %s", d->name, err.msg);
+        ck_assert_msg(r.has_solution || !d->need_incumbent, "%s: no incumbent (%s)", d->name,
+                      rk_milp_status_name(r.status));
+        ck_assert_msg(r.bound <= d->optimum + 1e-6, "%s: bound %.10g above the optimum %.10g", d->name, r.bound,
+                      d->optimum);
+        ck_assert_msg(!r.has_solution || r.objective >= d->optimum - 1e-6,
+                      "%s: incumbent %.10g below the optimum %.10g", d->name, r.objective, d->optimum);
+        nodes[t] = r.nodes;
+        iters[t] = r.iterations;
+        rk_milp_result_free(&r);
+    }
+    ck_assert_msg(nodes[0] == nodes[runs - 1] && iters[0] == iters[runs - 1],
+                  "%s: 1 thread %ld nodes %ld iterations, 2 threads %ld %ld", d->name, nodes[0], iters[0],
+                  nodes[runs - 1], iters[runs - 1]);
+    free(x);
+    rk_lp_free(lp);
+}

@@ -130,28 +130,11 @@ END_TEST
  * stage), no later step cuts the schedule off; identical on 1 and 2
  * threads. */
 START_TEST(test_clique_remat_debug) {
-    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
-    double *x = ilp_read_data_solution(lp, "remat", "remat_n16_B92");
-    long nodes[2], iters[2];
-    for (int t = 0; t < 2; t++) {
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.node_limit = 20;
-        p.threads = t + 1;
-        p.debug_solution = x;
-        clq_log L;
-        rk_milp_result r = solve_logged(lp, &p, &L);
-        ck_assert_msg(L.cliques > 100, "%d clique rows", L.cliques);
-        ck_assert(r.bound <= 240 + 1e-6);
-        if (r.has_solution) ck_assert(r.objective >= 240 - 1e-6);
-        nodes[t] = r.nodes;
-        iters[t] = r.iterations;
-        rk_milp_result_free(&r);
-    }
-    ck_assert_int_eq(nodes[0], nodes[1]);
-    ck_assert_int_eq(iters[0], iters[1]);
-    free(x);
-    rk_lp_free(lp);
+    clq_log L[2] = {{0, 0, NAN}, {0, 0, NAN}};
+    ilp_check_remat_debug(&(ilp_remat_debug){.name = "remat_n16_B92", .optimum = 240, .node_limit = 20,
+                                             .compare_threads = 1, .verbose = 2, .log_fn = on_log,
+                                             .log_user = {&L[0], &L[1]}});
+    for (int t = 0; t < 2; t++) ck_assert_msg(L[t].cliques > 100, "%d threads: %d clique rows", t + 1, L[t].cliques);
 }
 END_TEST
 

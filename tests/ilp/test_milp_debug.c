@@ -101,38 +101,14 @@ static void assert_fault_caught(const char *name, int fault, const char *expect)
     rk_lp_free(lp);
 }
 
-/* A remat MILP run for node_limit nodes with its optimal schedule (value
- * optimum) as the debug solution: no step may cut it off, the root must find
- * an incumbent, and neither the incumbent nor the bound may pass the optimum. */
-static void check_remat_under_debug_solution(const char *name, long node_limit, double optimum) {
-    char mps[256];
-    snprintf(mps, sizeof mps, "%s.mps.gz", name);
-    rk_lp *lp = ilp_read_data_mps("remat", mps);
-    double *x = ilp_read_data_solution(lp, "remat", name);
-    rk_milp_params p;
-    rk_milp_params_default(&p);
-    p.node_limit = node_limit;
-    p.debug_solution = x;
-    rk_milp_result r;
-    rk_error err;
-    err.msg[0] = 0;
-    rk_status st = rk_milp_solve(lp, &p, &r, &err);
-    ck_assert_msg(st == RK_OK, "%s: %s", name, err.msg);
-    ck_assert_msg(r.has_solution, "%s: no incumbent (%s)", name, rk_milp_status_name(r.status));
-    ck_assert_msg(r.objective > optimum - 1e-6 && r.bound <= optimum + 1e-6, "%s: objective %.10g, bound %.10g", name,
-                  r.objective, r.bound);
-    rk_milp_result_free(&r);
-    free(x);
-    rk_lp_free(lp);
-}
-
 /* Fix-and-propagate with backjumping (bb_fixprop.c) on a tight remat MILP,
  * with its optimal schedule as the debug solution: every propagation in the
  * heuristic's domains that still hold it is checked, none cuts it off, and
  * the root has an incumbent (worse than the optimum, so the debug solution
  * stays active through the nodes). */
 START_TEST(test_debug_remat_fixprop) {
-    check_remat_under_debug_solution("remat_n16_B92", 20, 240);
+    ilp_check_remat_debug(
+        &(ilp_remat_debug){.name = "remat_n16_B92", .optimum = 240, .node_limit = 20, .need_incumbent = 1});
 }
 END_TEST
 
@@ -143,7 +119,8 @@ END_TEST
  * strong branching, conflicts, reduced-cost fixing, pruning): none may cut
  * it off, and neither the incumbent nor the bound may pass 381. */
 START_TEST(test_debug_remat_b78) {
-    check_remat_under_debug_solution("remat_n16_B78", 60, 381);
+    ilp_check_remat_debug(
+        &(ilp_remat_debug){.name = "remat_n16_B78", .optimum = 381, .node_limit = 60, .need_incumbent = 1});
 }
 END_TEST
 

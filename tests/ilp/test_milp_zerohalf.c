@@ -72,28 +72,11 @@ END_TEST
  * the root's {0,1/2} cuts (from the precedence and freeing rows) are all
  * checked, none cuts the schedule off; identical on 1 and 2 threads. */
 START_TEST(test_zerohalf_remat_debug) {
-    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B92.mps.gz");
-    double *x = ilp_read_data_solution(lp, "remat", "remat_n16_B92");
-    long nodes[2], iters[2];
-    for (int t = 0; t < 2; t++) {
-        rk_milp_params p;
-        rk_milp_params_default(&p);
-        p.node_limit = 20;
-        p.threads = t + 1;
-        p.debug_solution = x;
-        int zh;
-        rk_milp_result r = solve_logged(lp, &p, &zh);
-        ck_assert_msg(zh > 0, "no {0,1/2} cut at the root");
-        ck_assert(r.bound <= 240 + 1e-6);
-        if (r.has_solution) ck_assert(r.objective >= 240 - 1e-6);
-        nodes[t] = r.nodes;
-        iters[t] = r.iterations;
-        rk_milp_result_free(&r);
-    }
-    ck_assert_int_eq(nodes[0], nodes[1]);
-    ck_assert_int_eq(iters[0], iters[1]);
-    free(x);
-    rk_lp_free(lp);
+    int zh[2] = {0, 0};
+    ilp_check_remat_debug(&(ilp_remat_debug){.name = "remat_n16_B92", .optimum = 240, .node_limit = 20,
+                                             .compare_threads = 1, .verbose = 1, .log_fn = on_log,
+                                             .log_user = {&zh[0], &zh[1]}});
+    for (int t = 0; t < 2; t++) ck_assert_msg(zh[t] > 0, "%d threads: no {0,1/2} cut at the root", t + 1);
 }
 END_TEST
 
