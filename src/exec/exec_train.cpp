@@ -185,11 +185,11 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
     double loss = 0;
     if (T.plain) {
         std::vector<IValue> args(M.inputs.begin(), M.inputs.end());
-        IValue y = M.module.forward(args);
-        if (y.isTuple() && y.toTupleRef().elements().size() == 1) y = y.toTupleRef().elements()[0];
-        if (!y.isTensor()) fail(RK_EINPUT, "the model does not return one tensor");
-        at::Tensor l = T.to.loss == RK_LOSS_MEAN ? y.toTensor().mean() : y.toTensor().sum();
-        y = IValue();
+        // tuples, lists and dicts joined as the analysis joins them (the
+        // loss over every floating-point output requiring grad)
+        at::Tensor y = join_outputs(M.module.forward(args));
+        at::Tensor l = T.to.loss == RK_LOSS_MEAN ? y.mean() : y.sum();
+        y = at::Tensor();
         loss = l.item<double>();
         backward_measured(l);
     } else {

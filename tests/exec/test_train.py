@@ -8,7 +8,8 @@ on a tiny GPT2 with dropout and tied weights; the plain SGD run equals a
 Python torch.optim loop on the same TorchScript module; the measured peak
 stays within the budget (+5 %) and does not grow over the steps; --data .npy
 streams, bad --data (exit 2 with a message), --save (atomic, loads in
-PyTorch, no partial file when killed).  Run by run_exec_tests.sh with the
+PyTorch, no partial file when killed); models returning a tuple, a list or a
+dict train as plain training does, the loss over every output.  Run by run_exec_tests.sh with the
 Python whose torch rkmate was built against."""
 import json
 import os
@@ -64,6 +65,16 @@ def export_gpt2():
     if p.returncode != 0:
         raise AssertionError(p.stderr)
     return path, ["--input", "2x16:int64"]
+
+
+def export_zoo(name):
+    """A small tools/models/zoo.py model (float64, batch 4) and its --input-file."""
+    path = os.path.join(TMP, name + ".pt")
+    p = subprocess.run([sys.executable, os.path.join(MODELS, "zoo.py"), "--model", name, "--out", path,
+                        "--dtype", "float64", "--no-check", "--batch", "4"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(p.stderr)
+    return path, ["--input-file", path[:-3] + ".inputs.pt"]
 
 
 def prepare(model, inputs):
@@ -205,6 +216,44 @@ class TestGPT2(TrainBase):
         self.assertEqual([f for f in os.listdir(TMP) if f.startswith("killed")], [])
         p = rk("train", self.model, "--plain", "--chain", self.rkg, "--save", self.model)
         self.assertEqual(p.returncode, 2)  # never over an input
+
+
+class TestMultiOutput(TrainBase):
+    """tools/models/zoo.py's MultiOut returning (y, topk values), [y, topk,
+    max values] or {'y', 'top', 'arg' (int64 argmax)}: `train --plain` joins
+    the outputs as the traced chain does (cat of the flattened floating-point
+    outputs, docs/exec.md), so rockmate (at 90 %: its smallest budget is
+    85.5 %) and recompute-all schedules train them to the same losses,
+    parameters and buffers bit for bit."""
+
+    def check_model(self, name):
+        model, inputs = export_zoo(name)
+        rkg = model[:-3] + ".rkg"
+        rk("trace", model, *inputs, "-o", rkg, "--quiet", "--runs", "1", check=0)
+        scheds = {}
+        for algo, budget in (("rockmate", "90%"), ("recompute-all", str(1 << 40))):
+            rks = f"{model[:-3]}.{algo}.rks"
+            extra = ["--builtin-options"] if algo == "rockmate" else []
+            rk("solve", rkg, "--budget", budget, "--algo", algo, "-o", rks, "--quiet", *extra, check=0)
+            peak = json.loads(rk("simulate", rkg, rks, "--json", check=0).stdout)["peak"]
+            scheds[algo] = (rks, peak)
+        ref = self.check_equal_to_plain(model, rkg, scheds, "--optimizer", "adam", "--lr", "1e-2")
+        return model, rkg, ref
+
+    def test_tuple_list_dict(self):
+        refs = {n: self.check_model(n) for n in ("tuple_out", "list_out", "dict_out")}
+        # the dict's int64 argmax is left out of the loss: it trains as the tuple does
+        self.assertEqual(refs["dict_out"][2]["params_hash"], refs["tuple_out"][2]["params_hash"])
+        self.assertNotEqual(refs["list_out"][2]["params_hash"], refs["tuple_out"][2]["params_hash"])
+        # the plain loss is the sum over every floating-point output, as in PyTorch
+        model, rkg, _ = refs["dict_out"]
+        x = np.random.default_rng(3).standard_normal((1, 4, 32))
+        data = os.path.join(TMP, "multi_x.npy")
+        np.save(data, x)
+        steps, _ = train(model, None, rkg, "--data", data, "--steps", "1", "--loss", "sum")
+        out = torch.jit.load(model)(torch.from_numpy(x[0]))
+        expect = torch.cat([out["y"].flatten(), out["top"].flatten()]).sum().item()
+        self.assertEqual(steps[0]["loss"], expect)
 
 
 if __name__ == "__main__":
