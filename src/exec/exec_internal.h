@@ -323,8 +323,12 @@ struct Runtime {
     // after_root, when given, runs right after the root function (and the
     // gradient's free): the executor frees the group's own data there, the
     // tracer's measurement splits the peak there.
+    // The gradient is donated to the root function (an in-place activation
+    // may write into it, exec_act_grad.cpp) when the caller holds it only in
+    // `grads` and in own_refs more places that it drops after the call, and
+    // nothing else does (reference counts just before the root function).
     static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                      const std::function<void()> &after_root = nullptr);
+                                      const std::function<void()> &after_root = nullptr, size_t own_refs = 0);
     // Whether group g's backward frees its own data after the root function:
     // one output (one root), so that root's function is the last writer of
     // the data, the only function that can have saved it (autograd's version
@@ -334,6 +338,23 @@ struct Runtime {
   private:
     IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);
 };
+
+// ------------------------------------------------------ activation gradients in place (exec_act_grad.cpp)
+
+// The gradient a backward call donates: its root function's incoming
+// gradient, when nothing outside autograd holds it (set by
+// Runtime::backward_consuming just before the root function runs, cleared
+// after it); moved: the bytes an in-place activation's backward took from it.
+struct GradDonation {
+    const c10::TensorImpl *impl = nullptr;
+    int64_t moved = 0;
+};
+GradDonation &grad_donation();
+// Run n, an in-place activation merged into its owner's group (relu_,
+// hardtanh_, leaky_relu_, sigmoid_, tanh_ on a tensor requiring grad), as the
+// autograd function whose backward writes into a donated gradient; false (st
+// untouched) for any other node.
+bool run_act_inplace(const Node *n, Stack &st);
 
 // ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)
 

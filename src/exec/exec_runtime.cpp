@@ -192,7 +192,9 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
             }
         }
         try {
-            run_node(M, n, st);
+            // An in-place activation on the group's own data: its backward may
+            // write into the group's incoming gradient (exec_act_grad.cpp).
+            if (n == G.main || !run_act_inplace(n, st)) run_node(M, n, st);
         } catch (const c10::Error &e) {
             fail(RK_EFAIL, "running " + where(n) + " failed: " + e.what_without_backtrace());
         }
@@ -328,29 +330,66 @@ namespace {
 // output that is the gradient or a view of it) keeps it, and so does another
 // tensor sharing its storage (a leaf's accumulator may have kept a view of
 // another node's gradient as it is).
+//
+// Before the root function runs, the same counts (the engine's `inputs` and
+// run_backward's list) make the gradient donated (grad_donation): an
+// in-place activation's backward may then write into it and move its bytes
+// to its own result (exec_act_grad.cpp); those bytes count as freed here,
+// as the simulator counts the node's gradient live through the node.
 struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     at::Tensor g;
     size_t impl_refs = 0;
     int64_t freed = 0;
     const std::function<void()> *after = nullptr;
+    bool exclusive() const {
+        return g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1;
+    }
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
-        if (g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1) {
+        GradDonation &d = grad_donation();
+        if (d.moved > 0) {
+            freed = d.moved;
+        } else if (exclusive()) {
             freed = (int64_t)g.storage().nbytes();
             g.storage().unsafeGetStorageImpl()->reset();
         }
+        d = GradDonation();
         if (after && *after) (*after)();
         return outputs;
+    }
+};
+// The caller's references are all known (`own`: the gradient list and the
+// hook's, plus those it names, e.g. a leaf's .grad) when the gradient is donated.
+struct DonateGrad : torch::autograd::FunctionPreHook {
+    const FreeConsumedGrad *h = nullptr;
+    size_t own = 0;
+    torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override {
+        grad_donation() = GradDonation();
+        if (h->impl_refs == own && !grads.empty() && grads[0].defined() && h->exclusive() && grads[0].is_same(h->g))
+            grad_donation().impl = h->g.unsafeGetTensorImpl();
+        return grads;
     }
 };
 } // namespace
 
 int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                    const std::function<void()> &after_root) {
+                                    const std::function<void()> &after_root, size_t own_refs) {
     if (roots.empty()) return 0;
     std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
     FreeConsumedGrad *h = nullptr;
+    DonateGrad *donate = nullptr;
     uintptr_t key = 0;
+    auto unhook = [&]() {
+        grad_donation() = GradDonation();
+        if (!h) return;
+        fn->del_post_hook(key);
+        auto &ph = fn->pre_hooks();
+        for (size_t i = 0; i < ph.size(); i++)
+            if (ph[i].get() == donate) {
+                ph.erase(ph.begin() + (std::ptrdiff_t)i);
+                break;
+            }
+    };
     if (fn) {
         auto hook = std::make_unique<FreeConsumedGrad>();
         h = hook.get();
@@ -358,6 +397,11 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
         h->after = &after_root;
         key = fn->add_post_hook(std::move(hook));
+        auto pre = std::make_unique<DonateGrad>();
+        pre->h = h;
+        pre->own = own_refs + 2; // + grads and h->g
+        donate = pre.get();
+        fn->add_pre_hook(std::move(pre));
     }
     int64_t freed = 0;
     ActivationPeak *ap = ActivationPeak::current; // a measured step: segments at each function
@@ -366,14 +410,12 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         torch::autograd::backward(roots, grads, /*retain_graph=*/true);
     } catch (...) {
         if (ap) ap->unhook_graph();
-        if (h) fn->del_post_hook(key);
+        unhook();
         throw;
     }
     if (ap) ap->unhook_graph();
-    if (h) {
-        freed = h->freed;
-        fn->del_post_hook(key);
-    }
+    if (h) freed = h->freed;
+    unhook();
     return freed;
 }
 
@@ -395,7 +437,9 @@ void Runtime::bwd(int g, bool data_used) {
             forget_data(g);
             gs[g].freed_by_bwd = true;
         };
-    backward_consuming(roots, grads, free_data);
+    // The root gradient is the leaf's .grad (one more reference), forgotten
+    // after this backward: an in-place activation may write into it.
+    backward_consuming(roots, grads, free_data, 1);
 }
 
 void Runtime::forget_data(int g) {
