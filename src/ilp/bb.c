@@ -1,7 +1,9 @@
 /* bb.c — owns the branch-and-bound search and rk_milp_solve: set-up of the
  * solve context, the root (propagation, LP, cuts, heuristics, reduced-cost
- * fixing), the node loop (best-bound selection with depth-first plunging,
- * node LPs warm-started by the dual simplex from the parent's basis),
+ * fixing), the node loop (best-bound selection with depth-first plunging
+ * that backtracks to the plunge's open siblings before it returns to the
+ * best bound, node LPs warm-started by the dual simplex from the parent's
+ * basis),
  * limits (time, nodes, gap) and the result.  The search is sequential, so
  * results are identical for any thread count. */
 #include <math.h>
@@ -93,6 +95,27 @@ static int bb_count_fractional(const bb_ctx *c) {
         double f = c->x[j] - floor(c->x[j]);
         if (f > BB_INT_TOL && f < 1 - BB_INT_TOL) k++;
     }
+    return k;
+}
+
+/* Whether the plunge goes on into a node of this bound and depth: with an
+ * incumbent, while its bound is in the better half of the gap between the
+ * open nodes' least bound and the incumbent; without, to a depth limit. */
+static int bb_plunge_ok(const bb_ctx *c, double bound, int depth) {
+    if (c->has_inc) {
+        double qmin = bb_queue_min_bound(&c->q); /* at least the known bound */
+        return bound <= qmin + 0.5 * (c->inc_z - qmin);
+    }
+    return depth <= 2 * (c->n_int + 10);
+}
+
+/* Integer columns whose local bounds are tighter than the global ones
+ * (node propagation tightens integer columns only, and a binary at most
+ * once: the growth of this count is the number of bound changes it made). */
+static int bb_count_tightened(const bb_ctx *c) {
+    int k = 0;
+    for (int j = 0; j < c->n; j++)
+        if (c->is_int[j] && (c->llb[j] != c->glb[j] || c->lub[j] != c->gub[j])) k++;
     return k;
 }
 
@@ -190,16 +213,25 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
     c->nodes++;
     int depth = info->depth;
     int resolves = 0;
+    /* the branching that made this node, for the branching history */
+    int hcol = info->branch_col, hdir = info->branch_dir;
     for (;;) {
         /* the node holds the debug solution (0 when the mode is off) */
         int dbg_in = c->dbg_x ? bb_debug_in(c, c->llb, c->lub) : 0;
-        if (bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col)) {
+        int h0 = resolves == 0 && hcol >= 0 ? bb_count_tightened(c) : 0;
+        c->tr_on = 1;
+        int pinf = bb_propagate(c, c->llb, c->lub, resolves ? -1 : info->branch_col);
+        c->tr_on = 0;
+        if (pinf) {
             bb_debug_prune(c, dbg_in, "node propagation", INFINITY);
+            bb_conflict_learn_prop(c, c->llb, c->lub);
+            if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
             return BB_PRUNED;
         }
         for (int j = 0; j < c->n; j++)
             if (c->llb[j] > c->lub[j]) {
                 bb_debug_prune(c, dbg_in, "node propagation (crossing bounds)", INFINITY);
+                if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
                 return BB_PRUNED;
             }
         bb_debug_domain(c, dbg_in, c->llb, c->lub, "node propagation");
@@ -207,19 +239,23 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         if (bb_conflict_propagate(c, c->llb, c->lub, &cf_tight) ||
             (cf_tight && bb_propagate(c, c->llb, c->lub, -1))) {
             bb_debug_prune(c, dbg_in, "conflict propagation", INFINITY);
+            if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
             return BB_PRUNED;
         }
+        if (resolves == 0 && hcol >= 0) bb_hist_inference(c, hcol, hdir, bb_count_tightened(c) - h0);
         bb_apply_bounds(c, c->llb, c->lub);
         rk_lp_status st = bb_solve_node_lp(c, 1);
         if (st == RK_LP_INFEASIBLE) {
             bb_debug_prune(c, dbg_in, "node LP (infeasible)", INFINITY);
             bb_conflict_learn_lp(c);
+            if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
             return BB_PRUNED;
         }
         if (st == RK_LP_CUTOFF) {
             bb_debug_prune(c, dbg_in, "node LP (objective cutoff)", bb_cutoff(c));
             bb_conflict_learn_cutoff(c);
             bb_note_pruned(c, c->obj_step > 0 ? c->inc_z : bb_cutoff(c));
+            if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
             return BB_PRUNED;
         }
         if (st == RK_LP_TIME_LIMIT) { c->stopped = 1; return BB_STOP; }
@@ -235,6 +271,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
         if (*node_bound >= bb_cutoff(c)) {
             bb_debug_prune(c, dbg_in, "node bound", *node_bound);
             bb_note_pruned(c, *node_bound);
+            if (resolves == 0) bb_hist_cutoff(c, hcol, hdir);
             return BB_PRUNED;
         }
         if (bb_count_fractional(c) == 0) {
@@ -381,6 +418,7 @@ static int bb_process_node(bb_ctx *c, const bb_node *info, bb_node *child, doubl
             return BB_FAIL;
         }
         if (have_b) spx_basis_free(&b);
+        c->last_other_id = other.id;
         memset(child, 0, sizeof *child);
         child->bound = *node_bound;
         child->depth = depth + 1;
@@ -421,10 +459,14 @@ static void bb_ctx_free(bb_ctx *c) {
         free(c->pc_sum[d]);
         free(c->pc_cnt[d]);
     }
+    bb_hist_free(c);
     free(c->tmp_x);
     free(c->tmp_i);
     free(c->prop_queue);
     free(c->prop_inq);
+    free(c->tr_col);
+    free(c->tr_row);
+    free(c->tr_side);
     bb_queue_free(&c->q);
     bb_debug_free(c);
     spx_state_free(c->sb_state);
@@ -530,10 +572,13 @@ static rk_status bb_ctx_init(bb_ctx *c, const rk_lp *lp, const rk_milp_params *p
     c->tmp_i = malloc(big * sizeof(int));
     c->prop_queue = malloc(mn * sizeof(int));
     c->prop_inq = calloc(mn, 1);
+    c->tr_col = malloc(nn * sizeof(int));
+    c->tr_row = malloc(nn * sizeof(int));
+    c->tr_side = malloc(nn);
     if (!c->row_start || !c->row_idx || !c->row_val || !c->obj || !c->obj_cols || !c->glb || !c->gub || !c->llb ||
         !c->lub || !c->slb || !c->sub || !c->row_lb || !c->row_ub || !c->x || !c->d || !c->ax || !c->inc_x ||
         !c->pc_sum[0] || !c->pc_sum[1] || !c->pc_cnt[0] || !c->pc_cnt[1] || !c->tmp_x || !c->tmp_i ||
-        !c->prop_queue || !c->prop_inq)
+        !c->prop_queue || !c->prop_inq || !c->tr_col || !c->tr_row || !c->tr_side || bb_hist_alloc(c, nn))
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
     if (csc_rowwise(n, m, c->A.start, c->A.index, c->A.value, c->row_start, c->row_idx, c->row_val))
         return rk_fail(err, RK_ENOMEM, "branch-and-bound: out of memory");
@@ -897,11 +942,31 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
     double cur_bound = c.z;
     int result = BB_PRUNED;
     double last_log = bb_now();
+    /* the plunge's stack: the ids of the children it queued, deepest last */
+    long *dive = NULL;
+    int n_dive = 0, cap_dive = 0;
     for (;;) {
         if (!have_node) {
             bb_note_pruned(&c, bb_queue_prune(&c.q, bb_cutoff(&c)));
             bb_node nd;
-            if (!bb_queue_pop(&c.q, &nd)) break;
+            /* backtrack within the plunge: the sibling of its deepest node
+             * still open, while it passes the plunging test (the subtree
+             * under way is finished first, as HiGHS's and SCIP's plunging
+             * do), else the best bound */
+            int got = 0;
+            while (n_dive > 0 && !got) {
+                if (!bb_queue_take(&c.q, dive[--n_dive], &nd)) continue;
+                got = 1;
+                if (!bb_plunge_ok(&c, nd.bound, nd.depth)) {
+                    if (bb_queue_push(&c.q, &nd)) bb_node_free(&nd);
+                    got = 0;
+                    n_dive = 0;
+                }
+            }
+            if (!got) {
+                n_dive = 0;
+                if (!bb_queue_pop(&c.q, &nd)) break;
+            }
             double gb = nd.bound > known_min ? nd.bound : known_min;
             if (c.has_inc && gb >= bb_cutoff(&c)) {
                 bb_note_pruned(&c, gb);
@@ -952,15 +1017,15 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         /* branched: plunge into the preferred child unless it looks bad */
         cur_bound = nb;
         info = child;
-        double qmin = bb_queue_min_bound(&c.q); /* at least the known bound */
-        int plunge = 1;
-        if (c.has_inc) {
-            double lim = qmin + 0.5 * (c.inc_z - qmin);
-            if (cur_bound > lim) plunge = 0;
-        } else if (info.depth > 2 * (c.n_int + 10)) {
-            plunge = 0;
+        if (n_dive == cap_dive) {
+            int nc = cap_dive ? 2 * cap_dive : 64;
+            long *nd = realloc(dive, (size_t)nc * sizeof *nd);
+            if (nd) { dive = nd; cap_dive = nc; }
         }
+        if (n_dive < cap_dive) dive[n_dive++] = c.last_other_id;
+        int plunge = bb_plunge_ok(&c, cur_bound, info.depth);
         if (!plunge) {
+            n_dive = 0;
             bb_node back;
             spx_basis b = {0};
             int have_b = spx_get_basis(c.lps, &b) == RK_OK;
@@ -976,6 +1041,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
             have_node = 0;
         }
     }
+    free(dive);
     if (result == BB_FAIL) {
         bb_fill_result(&c, res, RK_MILP_ERROR, -INFINITY);
         bb_ctx_free(&c);
@@ -1012,10 +1078,13 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
         }
         bb_fill_result(&c, res, st, bound);
         if (p->verbose && c.cf) {
-            long cl, cp, ct;
+            long cl, cq, cp, ct;
             int cr;
-            bb_conflict_stats(&c, &cl, &cp, &ct, &cr);
-            rk_log_printf(&p->log, RK_LOG_INFO, "milp: conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened", cl, cr, cp, ct);
+            bb_conflict_stats(&c, &cl, &cq, &cp, &ct, &cr);
+            rk_log_printf(&p->log, RK_LOG_INFO,
+                          "milp: conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened, %ld "
+                          "learned from propagation",
+                          cl, cr, cp, ct, cq);
         }
         if (p->verbose && c.unresolved)
             rk_log_printf(&p->log, RK_LOG_WARNING, "milp: %ld nodes left unresolved: integral LP points that fail the feasibility check",

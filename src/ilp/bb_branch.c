@@ -1,12 +1,17 @@
 /* bb_branch.c — owns the branching decision of branch-and-bound: reliability
- * branching.  Each integer column keeps pseudocosts (average objective gain
- * per unit of change, down and up); a column whose pseudocosts rest on fewer
- * than c->reliable observations (BB_RELIABLE, or 0 with the parameter
- * pseudocost_branching; rk_milp_params.sb_reliability) is evaluated by
- * strong branching (at most sb_max_candidates columns a node, a few dual
- * simplex iterations on each child from the node's basis), which also
- * initialises its pseudocosts.  Children found infeasible by strong
- * branching tighten the node instead.  Score: product of the two gains. */
+ * branching with hybrid scores.  Each integer column keeps pseudocosts
+ * (average objective gain per unit of change, down and up); a column whose
+ * pseudocosts rest on fewer than c->reliable observations (BB_RELIABLE, or 0
+ * with the parameter pseudocost_branching; rk_milp_params.sb_reliability) is
+ * evaluated by strong branching (at most sb_max_candidates columns a node, a
+ * few dual simplex iterations on each child from the node's basis), which
+ * also initialises its pseudocosts.  Children found infeasible by strong
+ * branching tighten the node instead.  Score (hybrid branching, as SCIP's
+ * and HiGHS's): the product of the two gains relative to the average gain,
+ * plus, with smaller weights, how often the column took part in learned
+ * conflicts, how often its children died, and how many bound changes
+ * branching on it let propagation find, each relative to its average.  The history behind the last three
+ * (bb_hist_*) is kept here too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,20 +23,109 @@
 #define BB_SB_LOOKAHEAD 4
 #define BB_SB_ITER_CAP 500
 
+/* weights of the history scores beside the gains' (whose weight is 1) */
+#define BB_W_CONFLICT 1e-2
+#define BB_W_CUTOFF 1e-4
+#define BB_W_INFERENCE 1e-4
+/* the conflict weight grows by this factor with every conflict learned */
+#define BB_CF_GROWTH 1.02
+
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac) {
     if (frac < 1e-9 || !isfinite(delta_z)) return;
     if (delta_z < 0) delta_z = 0;
     c->pc_sum[dir][col] += delta_z / frac;
     c->pc_cnt[dir][col]++;
+    c->hist_pc_n++;
+}
+
+int bb_hist_alloc(bb_ctx *c, size_t nn) {
+    for (int d = 0; d < 2; d++) {
+        c->hist_inf[d] = calloc(nn, sizeof(double));
+        c->hist_inf_cnt[d] = calloc(nn, sizeof(int));
+        c->hist_cut[d] = calloc(nn, sizeof(int));
+        c->hist_cf[d] = calloc(nn, sizeof(double));
+        if (!c->hist_inf[d] || !c->hist_inf_cnt[d] || !c->hist_cut[d] || !c->hist_cf[d]) return -1;
+    }
+    c->hist_cf_weight = 1;
+    return 0;
+}
+
+void bb_hist_free(bb_ctx *c) {
+    for (int d = 0; d < 2; d++) {
+        free(c->hist_inf[d]);
+        free(c->hist_inf_cnt[d]);
+        free(c->hist_cut[d]);
+        free(c->hist_cf[d]);
+        c->hist_inf[d] = c->hist_cf[d] = NULL;
+        c->hist_inf_cnt[d] = c->hist_cut[d] = NULL;
+    }
+}
+
+void bb_hist_inference(bb_ctx *c, int col, int dir, int k) {
+    if (col < 0 || !c->hist_inf[0]) return;
+    c->hist_inf[dir][col] += k;
+    c->hist_inf_cnt[dir][col]++;
+    c->hist_inf_total += k;
+    c->hist_inf_n++;
+}
+
+void bb_hist_cutoff(bb_ctx *c, int col, int dir) {
+    if (col < 0 || !c->hist_cut[0]) return;
+    c->hist_cut[dir][col]++;
+    c->hist_cut_n++;
+}
+
+void bb_hist_conflict(bb_ctx *c, const int *idx, const double *val, int len) {
+    if (!c->hist_cf[0]) return;
+    double w = c->hist_cf_weight;
+    for (int k = 0; k < len; k++) {
+        /* a > 0: the row bounds x_j from above, so the up branch is the one
+         * the conflict speaks against (and the down branch for a < 0) */
+        c->hist_cf[val[k] > 0 ? 1 : 0][idx[k]] += w;
+        c->hist_cf_total += w;
+    }
+    c->hist_cf_weight *= BB_CF_GROWTH;
+    if (c->hist_cf_weight > 1e3) {
+        /* rescale before the weights overflow: only ratios matter */
+        double s = 1 / c->hist_cf_weight;
+        for (int d = 0; d < 2; d++)
+            for (int j = 0; j < c->n; j++) c->hist_cf[d][j] *= s;
+        c->hist_cf_total *= s;
+        c->hist_cf_weight = 1;
+    }
 }
 
 static double bb_pc(const bb_ctx *c, int col, int dir, double avg) {
     return c->pc_cnt[dir][col] ? c->pc_sum[dir][col] / c->pc_cnt[dir][col] : avg;
 }
 
-static double bb_score(double dn, double up) {
+/* The hybrid score of column j whose children gain gd (down) and gu (up);
+ * avg_gain: the average gain per unit of the observed pseudocosts.  Each
+ * part is a product over the two directions relative to the square of its
+ * average (as SCIP's hybrid score), so that with zero weights the order is
+ * the pseudocosts' alone. */
+static double bb_hybrid_score(const bb_ctx *c, int j, double gd, double gu, double avg_gain) {
     const double eps = 1e-6;
-    return fmax(dn, eps) * fmax(up, eps);
+    double s = fmax(gd, eps) * fmax(gu, eps) / fmax(eps, avg_gain * avg_gain);
+    int n = c->n ? c->n : 1;
+    if (c->hist_cf_total > 0) {
+        double avg = c->hist_cf_total / (2.0 * n);
+        s += BB_W_CONFLICT * fmax(c->hist_cf[0][j], eps * avg) * fmax(c->hist_cf[1][j], eps * avg) / (avg * avg);
+    }
+    if (c->hist_cut_n > 0) {
+        double r[2];
+        for (int d = 0; d < 2; d++) r[d] = c->hist_cut[d][j] / fmax(1.0, (double)(c->hist_cut[d][j] + c->pc_cnt[d][j]));
+        double avg = (double)c->hist_cut_n / fmax(1.0, (double)(c->hist_cut_n + c->hist_pc_n));
+        s += BB_W_CUTOFF * fmax(r[0], eps) * fmax(r[1], eps) / fmax(eps, avg * avg);
+    }
+    if (c->hist_inf_n > 0 && c->hist_inf_total > 0) {
+        double r[2];
+        for (int d = 0; d < 2; d++)
+            r[d] = c->hist_inf_cnt[d][j] ? c->hist_inf[d][j] / c->hist_inf_cnt[d][j] : 0;
+        double avg = c->hist_inf_total / (double)c->hist_inf_n;
+        s += BB_W_INFERENCE * fmax(r[0], eps) * fmax(r[1], eps) / (avg * avg);
+    }
+    return s;
 }
 
 typedef struct {
@@ -92,12 +186,13 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
             if (c->pc_cnt[d][j]) { s += c->pc_sum[d][j] / c->pc_cnt[d][j]; k++; }
         if (k) avg[d] = s / (double)k;
     }
+    double avg_gain = 0.5 * (avg[0] + avg[1]);
     int nc = 0;
     for (int j = 0; j < n; j++) {
         if (!c->is_int[j]) continue;
         double f = c->x[j] - floor(c->x[j]);
         if (f <= BB_INT_TOL || f >= 1 - BB_INT_TOL) continue;
-        double s = bb_score(bb_pc(c, j, 0, avg[0]) * f, bb_pc(c, j, 1, avg[1]) * (1 - f));
+        double s = bb_hybrid_score(c, j, bb_pc(c, j, 0, avg[0]) * f, bb_pc(c, j, 1, avg[1]) * (1 - f), avg_gain);
         cand[nc].col = j;
         cand[nc].score = s;
         nc++;
@@ -144,6 +239,8 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
             int infd = bb_strong_child(c, j, 0, c->x[j], it_limit, saved, &zd, &exd);
             int infu = bb_strong_child(c, j, 1, c->x[j], it_limit, saved, &zu, &exu);
             sb_done++;
+            if (infd) bb_hist_cutoff(c, j, 0);
+            if (infu) bb_hist_cutoff(c, j, 1);
             if (infd && infu) {
                 free(cand);
                 return -1;
@@ -157,7 +254,7 @@ int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth) {
             }
             bb_update_pseudocost(c, j, 0, zd - c->z, f);
             bb_update_pseudocost(c, j, 1, zu - c->z, 1 - f);
-            s = bb_score(zd - c->z, zu - c->z);
+            s = bb_hybrid_score(c, j, zd - c->z, zu - c->z, avg_gain);
         } else {
             s = cand[k].score;
             if (!reliable && sb_done >= max_cands) s = cand[k].score;

@@ -5,7 +5,10 @@
  * in the node's bounds satisfies; a "dual proof constraint" as in Witzig,
  * Berthold and Heinz, "Experiments with conflict analysis in mixed integer
  * programming", 2017), and propagated at every node before its LP, like a
- * row (an infeasible one prunes the node without an LP).  Nodes whose LP
+ * row (an infeasible one prunes the node without an LP).  A node whose
+ * bound propagation fails gives a no-good over the binary fixings it
+ * started with, found by resolving the propagation's trail backwards from
+ * the infeasible row (as SAT solvers and HiGHS's conflict analysis do).  Nodes whose LP
  * passes the incumbent's cutoff give the same kind of row from the LP duals
  * and the objective (valid for the solutions better than the incumbent;
  * the cutoff only falls, so it stays valid).  Rows that neither
@@ -23,6 +26,7 @@
 #define CF_MAX_AGE 2000      /* node visits without effect before a row is dropped */
 #define CF_TIGHT_TOL 1e-9    /* coefficients below this times the largest are relaxed away */
 #define CF_MAX_LEN(c) (100 + (c)->n / 2) /* denser proofs are not kept */
+#define CF_MAX_PROP_LEN 100  /* longer no-goods from propagation are not kept */
 
 typedef struct {
     long beg;   /* entries beg .. beg+len-1 of idx/val */
@@ -39,9 +43,12 @@ struct bb_conflict_pool {
     long nnz, cap_nnz; /* entries used, the most allowed */
     long alloc;        /* entries allocated (grown as needed) */
     double *a;         /* n: scratch for a proof */
+    int *pos;          /* n: trail position of each column's change (-1: none) */
+    char *mark;        /* n: columns in the conflict being resolved */
     int *tidx;         /* n: scratch entries */
     double *tval;
     long learned, pruned, tightened; /* statistics (log) */
+    long learned_prop;  /* of the learned rows, those from propagation */
 };
 
 static int cf_init(bb_ctx *c) {
@@ -53,12 +60,15 @@ static int cf_init(bb_ctx *c) {
     p->a = malloc((size_t)n * sizeof *p->a);
     p->tidx = malloc((size_t)n * sizeof *p->tidx);
     p->tval = malloc((size_t)n * sizeof *p->tval);
+    p->pos = malloc((size_t)n * sizeof *p->pos);
+    p->mark = calloc((size_t)n, 1);
     /* the entries of all rows together: at most 20 times the matrix's */
     p->cap_nnz = 20 * (c->A.nnz + c->n) + 1000;
-    if (!p->row || !p->a || !p->tidx || !p->tval) {
-        free(p->row); free(p->a); free(p->tidx); free(p->tval); free(p);
+    if (!p->row || !p->a || !p->tidx || !p->tval || !p->pos || !p->mark) {
+        free(p->row); free(p->a); free(p->tidx); free(p->tval); free(p->pos); free(p->mark); free(p);
         return -1;
     }
+    for (int j = 0; j < n; j++) p->pos[j] = -1;
     c->cf = p;
     return 0;
 }
@@ -67,6 +77,7 @@ void bb_conflict_free(bb_ctx *c) {
     bb_conflict_pool *p = c->cf;
     if (!p) return;
     free(p->row); free(p->idx); free(p->val); free(p->a); free(p->tidx); free(p->tval);
+    free(p->pos); free(p->mark);
     free(p);
     c->cf = NULL;
 }
@@ -152,6 +163,7 @@ static int cf_push(bb_ctx *c, const int *idx, const double *val, int len, double
     memcpy(p->val + p->nnz, val, (size_t)len * sizeof *val);
     p->nnz += len;
     p->learned++;
+    bb_hist_conflict(c, idx, val, len);
     return 1;
 }
 
@@ -235,6 +247,78 @@ int bb_conflict_learn_cutoff(bb_ctx *c) {
     return cf_learn_row(c, 1.0, bb_cutoff(c) - c->obj_const - lo, "conflict analysis (LP cutoff proof)");
 }
 
+/* Mark the columns whose bound in the least activity of side s of row r
+ * (-2: the objective row, its upper side) was tighter than the global one
+ * when trail entry t was made (columns changed at t or later still had
+ * their node's bounds, and a binary changed on the trail was free there);
+ * the marked ones are listed in p->tidx[*nl..].  Returns -1 when such a
+ * bound is not a binary's fixing (a no-good cannot say it). */
+static int cf_explain(bb_ctx *c, int r, int s, int t, const double *lb, const double *ub, int *nl) {
+    bb_conflict_pool *p = c->cf;
+    const int *idx;
+    const double *val;
+    long len;
+    if (r == -2) {
+        idx = c->obj_cols;
+        val = NULL;
+        len = c->n_obj_cols;
+    } else {
+        idx = c->row_idx + c->row_start[r];
+        val = c->row_val + c->row_start[r];
+        len = c->row_start[r + 1] - c->row_start[r];
+    }
+    for (long k = 0; k < len; k++) {
+        int j = idx[k];
+        double a = val ? val[k] : c->obj[j];
+        if (s) a = -a; /* the lower side, written -a x <= -side */
+        if (a == 0 || p->mark[j]) continue;
+        int tight = a > 0 ? lb[j] > c->glb[j] : ub[j] < c->gub[j];
+        if (!(c->is_int[j] && c->glb[j] == 0 && c->gub[j] == 1)) {
+            /* bounds only tighten: one at its global value now was then */
+            if (tight) return -1;
+            continue;
+        }
+        if (p->pos[j] >= t) continue; /* a binary fixed on the trail at t or later was free at t */
+        if (!tight) continue;
+        p->mark[j] = 1;
+        p->tidx[(*nl)++] = j;
+    }
+    return 0;
+}
+
+int bb_conflict_learn_prop(bb_ctx *c, const double *lb, const double *ub) {
+    if (c->tr_fail_row == -1 || c->tr_overflow || cf_init(c)) return 0;
+    bb_conflict_pool *p = c->cf;
+    int nt = c->tr_n;
+    for (int t = 0; t < nt; t++) p->pos[c->tr_col[t]] = t;
+    int nl = 0, ok = cf_explain(c, c->tr_fail_row, c->tr_fail_side, nt, lb, ub, &nl) == 0;
+    /* resolve the changes made on the trail by their reasons, newest first */
+    for (int t = nt - 1; t >= 0 && ok; t--) {
+        int j = c->tr_col[t];
+        if (!p->mark[j]) continue;
+        p->mark[j] = 0;
+        ok = cf_explain(c, c->tr_row[t], c->tr_side[t], t, lb, ub, &nl) == 0;
+    }
+    /* what is left: the fixings the node started with */
+    int len = 0, ones = 0;
+    for (int k = 0; k < nl; k++) {
+        int j = p->tidx[k];
+        if (!p->mark[j]) continue;
+        p->mark[j] = 0;
+        if (!ok) continue;
+        p->tidx[len] = j;
+        if (lb[j] > 0.5) { p->tval[len] = 1; ones++; }
+        else p->tval[len] = -1;
+        len++;
+    }
+    for (int t = 0; t < nt; t++) p->pos[c->tr_col[t]] = -1;
+    if (!ok || len == 0 || len > CF_MAX_PROP_LEN) return 0;
+    cf_plant(c);
+    if (!bb_conflict_add(c, p->tidx, p->tval, len, (double)(ones - 1), "conflict analysis (propagation)")) return 0;
+    p->learned_prop++;
+    return 1;
+}
+
 int bb_conflict_propagate(bb_ctx *c, double *lb, double *ub, int *tightened) {
     *tightened = 0;
     bb_conflict_pool *p = c->cf;
@@ -307,9 +391,10 @@ int bb_conflict_propagate(bb_ctx *c, double *lb, double *ub, int *tightened) {
     return 0;
 }
 
-void bb_conflict_stats(const bb_ctx *c, long *learned, long *pruned, long *tightened, int *rows) {
+void bb_conflict_stats(const bb_ctx *c, long *learned, long *from_prop, long *pruned, long *tightened, int *rows) {
     const bb_conflict_pool *p = c->cf;
     *learned = p ? p->learned : 0;
+    *from_prop = p ? p->learned_prop : 0;
     *pruned = p ? p->pruned : 0;
     *tightened = p ? p->tightened : 0;
     *rows = p ? p->n_rows : 0;

@@ -88,9 +88,22 @@ typedef struct bb_ctx {
     /* pseudocosts */
     double *pc_sum[2];
     int *pc_cnt[2];
+    /* branching history beside the pseudocosts (bb_branch.c, hybrid
+     * branching): per column and direction, the bound changes that branching
+     * there made propagation find (sum, count), how often a child there died
+     * (cutoffs), and how often the column appeared in learned conflict rows
+     * (with a weight that grows with every conflict: recent ones count more) */
+    double *hist_inf[2];
+    int *hist_inf_cnt[2];
+    int *hist_cut[2];
+    double *hist_cf[2];
+    double hist_cf_weight, hist_cf_total;
+    double hist_inf_total;
+    long hist_inf_n, hist_cut_n, hist_pc_n;
     /* search state */
     bb_queue q;
     long next_id;
+    long last_other_id;   /* id of the child queued by the last branching (bb_process_node) */
     long nodes;
     long lp_iter_base;
     long it_sb, it_dive;  /* simplex iterations in strong branching / diving (log) */
@@ -109,6 +122,16 @@ typedef struct bb_ctx {
     int prop_obj_dirty;   /* a column with a cost was tightened: objective row again */
     int probed;           /* root probing done (with an incumbent) */
     long prop_work;       /* row entries visited by propagation (a deterministic clock) */
+    /* The trail of a node's propagation, while tr_on (bb_prop.c writes it,
+     * bb_conflict.c reads it): each bound change of an integer column (the
+     * column, the row that made it, -2 for the objective row, and the side
+     * of that row: 0 its upper side, 1 its lower side), and the row (side)
+     * found infeasible (tr_fail_row -1: none).  tr_overflow: a change did not
+     * fit (n entries), the trail is unusable. */
+    int tr_on, tr_n, tr_overflow;
+    int *tr_col, *tr_row;
+    signed char *tr_side;
+    int tr_fail_row, tr_fail_side;
     spx_basis basis_tmp;
     spx_state *sb_state; /* node LP snapshot for strong branching (reused) */
     /* debug solution (bb_debug.c; dbg_x NULL when off) in this search's
@@ -142,6 +165,7 @@ double bb_cutoff(const bb_ctx *c);
 void bb_queue_free(bb_queue *q);
 int bb_queue_push(bb_queue *q, bb_node *nd);      /* takes ownership; -1 OOM */
 int bb_queue_pop(bb_queue *q, bb_node *out);      /* best bound; 0 if empty */
+int bb_queue_take(bb_queue *q, long id, bb_node *out); /* the node with this id; 0 if not open */
 double bb_queue_min_bound(const bb_queue *q);     /* least bound, at least the floor; +inf if empty */
 void bb_node_free(bb_node *nd);
 /* Drop every node whose bound is >= cutoff; returns the lowest bound
@@ -202,6 +226,16 @@ void bb_heur_rens(bb_ctx *c, const double *x, long node_limit);
  * *prefer_up says which child to explore first. */
 int bb_select_branch_var(bb_ctx *c, int *prefer_up, int depth);
 void bb_update_pseudocost(bb_ctx *c, int col, int dir, double delta_z, double frac);
+/* branching history (hybrid branching scores): bb_hist_alloc: 0 ok, -1 out
+ * of memory; bb_hist_inference: branching col in dir let propagation tighten
+ * k bounds; bb_hist_cutoff: the child of col in dir died (infeasible, cut
+ * off); bb_hist_conflict: a conflict row a x <= b was learned (a > 0 counts
+ * for the up direction, a < 0 for the down one). */
+int bb_hist_alloc(bb_ctx *c, size_t nn);
+void bb_hist_free(bb_ctx *c);
+void bb_hist_inference(bb_ctx *c, int col, int dir, int k);
+void bb_hist_cutoff(bb_ctx *c, int col, int dir);
+void bb_hist_conflict(bb_ctx *c, const int *idx, const double *val, int len);
 
 /* lifted knapsack covers (bb_cover.c): bb_cover_cut separates one cut
  * a x <= *rhs from side dir (0: <= ub, 1: >= lb) of model row `row` at the
@@ -321,7 +355,13 @@ int bb_conflict_learn_lp(bb_ctx *c);
 int bb_conflict_learn_cutoff(bb_ctx *c);
 int bb_conflict_add(bb_ctx *c, const int *idx, const double *val, int len, double rhs, const char *source);
 int bb_conflict_propagate(bb_ctx *c, double *lb, double *ub, int *tightened);
-void bb_conflict_stats(const bb_ctx *c, long *learned, long *pruned, long *tightened, int *rows);
+/* After the node propagation in lb/ub (recorded in the trail, c->tr_*)
+ * found row tr_fail_row infeasible: resolve the bound changes of the trail
+ * back to the binary fixings the node started with and learn the row "not
+ * all of these" (a no-good: sum over those fixed at 1 of (1 - x) plus sum
+ * over those fixed at 0 of x >= 1); returns 1 when a row was added. */
+int bb_conflict_learn_prop(bb_ctx *c, const double *lb, const double *ub);
+void bb_conflict_stats(const bb_ctx *c, long *learned, long *from_prop, long *pruned, long *tightened, int *rows);
 void bb_conflict_free(bb_ctx *c);
 
 /* cuts (bb_cuts.c): rounds of cuts at the root; returns rows added */

@@ -50,6 +50,8 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     double tol_u = 1e-6 * fmax(1.0, fabs(rub)), tol_l = 1e-6 * fmax(1.0, fabs(rlb));
     if ((ninf_min == 0 && rub != INFINITY && minact > rub + tol_u) ||
         (ninf_max == 0 && rlb != -INFINITY && maxact < rlb - tol_l)) {
+        c->tr_fail_row = i;
+        c->tr_fail_side = ninf_min == 0 && rub != INFINITY && minact > rub + tol_u ? 0 : 1;
         if (c->dbg_prop)
             bb_debug_fail(c, "propagation", "row %s found infeasible (activity range [%.17g, %.17g], sides [%g, %g])",
                           rk_lp_row_name(c->lp, i), minact, maxact, rlb, rub);
@@ -97,8 +99,24 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
             if (!(nlb > lb[j] + step_l)) nlb = lb[j];
             if (!(nub < ub[j] - step_u)) nub = ub[j];
             if (c->dbg_prop) bb_debug_bound(c, "propagation", i, j, nlb, nub);
-            if (nlb > nub + (is_int ? 0.5 : 1e-6 * fmax(1.0, fabs(nub)))) return 1;
+            if (nlb > nub + (is_int ? 0.5 : 1e-6 * fmax(1.0, fabs(nub)))) {
+                /* the side of the row whose bound on j crosses j's other
+                 * bound: the upper side bounds j from above when a > 0 */
+                c->tr_fail_row = i;
+                c->tr_fail_side = nub < lb[j] ? (a > 0 ? 0 : 1) : (a > 0 ? 1 : 0);
+                return 1;
+            }
             if (nlb > nub) nlb = nub; /* integral bounds: cannot happen */
+            if (c->tr_on && is_int) {
+                if (c->tr_n >= c->n) c->tr_overflow = 1;
+                else {
+                    /* which side made it: a raised lower bound comes from the
+                     * upper side when a < 0, a lowered upper bound when a > 0 */
+                    c->tr_col[c->tr_n] = j;
+                    c->tr_row[c->tr_n] = i;
+                    c->tr_side[c->tr_n++] = (signed char)(nlb > lb[j] ? (a < 0 ? 0 : 1) : (a > 0 ? 0 : 1));
+                }
+            }
             /* the activities change: update them for the rest of the row */
             if (nlb > lb[j]) {
                 if (a > 0) { if (lb[j] == -INFINITY) { ninf_min--; minact += a * nlb; } else minact += a * (nlb - lb[j]); }
@@ -119,6 +137,15 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     return 0;
 }
 
+/* Record a bound change of j made by the objective row on the trail. */
+static void bb_trail_objective(bb_ctx *c, int j) {
+    if (!c->tr_on) return;
+    if (c->tr_n >= c->n) { c->tr_overflow = 1; return; }
+    c->tr_col[c->tr_n] = j;
+    c->tr_row[c->tr_n] = -2;
+    c->tr_side[c->tr_n++] = 0;
+}
+
 /* The objective row: sum obj_j x_j + obj_const <= cutoff.  Returns 1 if
  * infeasible; tightened columns' rows are queued in out (as for a row). */
 static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, int *n_out, int cap) {
@@ -135,6 +162,8 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
     }
     double tol = 1e-6 * fmax(1.0, fabs(cut));
     if (minact > cut + tol) {
+        c->tr_fail_row = -2;
+        c->tr_fail_side = 0;
         if (c->dbg_prop)
             bb_debug_fail(c, "objective propagation", "least objective %.17g in the domain passes the cutoff %.17g",
                           c->sense * minact, c->sense * cut);
@@ -149,11 +178,13 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
             double t = lb[j] + floor(room + 1e-9);
             if (t >= ub[j]) continue;
             if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, lb[j], t);
+            bb_trail_objective(c, j);
             ub[j] = t;
         } else {
             double t = ub[j] - floor(room + 1e-9);
             if (t <= lb[j]) continue;
             if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, t, ub[j]);
+            bb_trail_objective(c, j);
             lb[j] = t;
         }
         bb_queue_col_rows(c, j, -1, out, n_out, cap);
@@ -214,6 +245,9 @@ int bb_propagate(bb_ctx *c, double *lb, double *ub, int changed_col) {
             bb_debug_bound(c, "propagation (planted fault)", -1, j, lb[j], ub[j]);
         }
     }
+    c->tr_n = 0;
+    c->tr_overflow = 0;
+    c->tr_fail_row = -1;
     int r = bb_propagate_rows(c, lb, ub, changed_col);
     c->dbg_prop = 0;
     return r;

@@ -1,7 +1,8 @@
 /* bb_queue.c — owns the open nodes of branch-and-bound: a binary heap
  * ordered by lower bound, the bounds under a known bound counted as it (ties:
  * deeper node first, then older, so the order never depends on anything but
- * the search itself). */
+ * the search itself); a node can also be taken out by its id (the plunge's
+ * backtracking). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -70,6 +71,20 @@ int bb_queue_pop(bb_queue *q, bb_node *out) {
     if (q->size > 0) {
         q->heap[0] = q->heap[q->size];
         bb_heap_down(q, 0);
+    }
+    return 1;
+}
+
+int bb_queue_take(bb_queue *q, long id, bb_node *out) {
+    int k = 0;
+    while (k < q->size && q->heap[k].id != id) k++;
+    if (k == q->size) return 0;
+    *out = q->heap[k];
+    q->size--;
+    if (k < q->size) {
+        q->heap[k] = q->heap[q->size];
+        bb_heap_up(q, k);
+        bb_heap_down(q, k);
     }
     return 1;
 }

@@ -5,7 +5,9 @@
  * debug solution (every learned row and every pruning or tightening by the
  * pool checked, no violation), with the same nodes and iterations on 1 and
  * 2 threads; a wrong conflict row planted in the pool is caught, when added
- * and when only its propagation is checked. */
+ * and when only its propagation is checked.  Both instances also learn
+ * no-goods from nodes whose bound propagation fails (over the fixings the
+ * node started with), checked the same way. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,9 +18,9 @@
 #include "rk_milp.h"
 
 /* The "conflicts: L learned, R in the pool, P nodes pruned, T bounds
- * tightened" line of a verbose solve. */
+ * tightened, F learned from propagation" line of a verbose solve. */
 typedef struct {
-    long learned, pruned, tightened;
+    long learned, pruned, tightened, from_prop;
     int seen;
 } conflict_log;
 
@@ -27,8 +29,8 @@ static void on_log(void *user, rk_log_level level, const char *line) {
     conflict_log *cl = user;
     const char *s = strstr(line, "conflicts: ");
     int rows;
-    if (s && sscanf(s, "conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened", &cl->learned,
-                    &rows, &cl->pruned, &cl->tightened) == 4)
+    if (s && sscanf(s, "conflicts: %ld learned, %d in the pool, %ld nodes pruned, %ld bounds tightened, %ld learned",
+                    &cl->learned, &rows, &cl->pruned, &cl->tightened, &cl->from_prop) == 5)
         cl->seen = 1;
 }
 
@@ -39,7 +41,7 @@ static rk_lp *read_miplib(const char *name) {
 }
 
 /* Solve name with its optimal solution as debug solution: optimal, no
- * violation, conflicts learned and used. */
+ * violation, conflicts learned (from LPs and from propagation) and used. */
 static void check_instance(const char *name, double opt) {
     rk_lp *lp = read_miplib(name);
     double *x = ilp_read_data_solution(lp, "miplib3/solutions", name);
@@ -65,6 +67,7 @@ static void check_instance(const char *name, double opt) {
                       opt);
         ck_assert_msg(cl.seen && cl.learned > 0, "%s: no conflict learned", name);
         ck_assert_msg(cl.pruned + cl.tightened > 0, "%s: the conflicts pruned and tightened nothing", name);
+        ck_assert_msg(cl.from_prop > 0, "%s: no conflict learned from a failed propagation", name);
         nodes[t] = r.nodes;
         iters[t] = r.iterations;
         rk_milp_result_free(&r);
