@@ -151,8 +151,8 @@ static rk_status lean_build(const rk_checkmate_model *m, const char *run, lean_l
 }
 
 /* Peak and time of the least-memory schedule with these runs, by one pass
- * over the steps (the simulator's accounting: live + max(overhead, 0) +
- * outputs not present).  -1 when a run uses a data absent at that point
+ * over the steps (the simulator's accounting: live + outputs not present +
+ * rk_cnode_step_overhead).  -1 when a run uses a data absent at that point
  * (runs that are no schedule). */
 static int runs_peak_at(const rk_checkmate_model *m, const char *run, const lean_lists *L, int *pos, char *pres,
                         int64_t *peak, double *time, int *peak_step, char *pres_at_peak);
@@ -187,7 +187,7 @@ static int runs_peak_at(const rk_checkmate_model *m, const char *run, const lean
                 pos[d] = -1 - pos[d]; /* counted once */
             }
         }
-        int64_t mem = live + (c->overhead > 0 ? c->overhead : 0) + fresh;
+        int64_t mem = live + fresh + rk_cnode_step_overhead(g, g->topo[m->steps[s].k]);
         if (mem > pk) {
             pk = mem;
             if (peak_step) {

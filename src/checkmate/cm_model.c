@@ -810,7 +810,10 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
         for (int s = s0; s < s1; s++) {
             cm_step *st = &m->steps[s];
             const rk_cnode *c = &g->c[g->topo[st->k]];
-            double oh = c->overhead > 0 ? (double)c->overhead : 0;
+            /* the simulator's step overhead: a negative one offsets only the
+             * gradients c alone produces, which are created when c runs */
+            int64_t ohb = rk_cnode_step_overhead(g, g->topo[st->k]);
+            double oh = (double)ohb;
             lin_reset(&U);
             U.c0 = (double)m->input_size;
             for (int d = 0; d < D; d++)
@@ -831,7 +834,7 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             {
                 /* what the step needs when its node runs */
                 memset(fixedd, 0, (size_t)D + 1);
-                int64_t base = m->input_size + (c->overhead > 0 ? c->overhead : 0);
+                int64_t base = m->input_size + ohb;
                 for (int u = 0; u < c->n_uses; u++) {
                     int d = c->uses[u].data;
                     if (c->uses[u].kind == RK_EDGE_FAKE || is_in[d] || fixedd[d]) continue;

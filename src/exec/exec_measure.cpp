@@ -364,10 +364,15 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     int64_t freed = Runtime::backward_consuming(roots, grs, split);
                     double e = A.now() - a;
                     // The simulator counts the node's own gradient and data live
-                    // during the node: what is freed early is not overhead.
+                    // during the node: what is freed early is not overhead.  The
+                    // result is negative when the node never holds its inputs and
+                    // its new gradients at once (an in-place activation's gradient
+                    // written into the incoming one, exec_act_grad.cpp): the
+                    // simulator then lowers the step by up to those gradients
+                    // (rk_cnode_step_overhead).
                     if (ap) {
                         int64_t bp = ap->finish(), b1 = A.cur() - ap->grads;
-                        me.bwd_over = std::max<int64_t>(0, bp - b1 - freed);
+                        me.bwd_over = bp - b1 - freed;
                     } else { tb.push_back(e); spentb += e; }
                     reset();
                     set_param_grads();

@@ -89,6 +89,18 @@ int rk_graph_add_compute(rk_graph *g, const char *name, rk_ckind kind, double ti
     return g->n_c++;
 }
 
+int64_t rk_cnode_step_overhead(const rk_graph *g, int c) {
+    const rk_cnode *n = &g->c[c];
+    if (n->overhead >= 0) return n->overhead;
+    int64_t sole = 0;
+    for (int k = 0; k < n->n_outs; k++) {
+        int d = n->outs[k], seen = 0;
+        for (int q = 0; q < k; q++) seen |= n->outs[q] == d;
+        if (!seen && g->d[d].kind == RK_D_GRAD && g->d[d].n_producers == 1) sole += g->d[d].size;
+    }
+    return n->overhead > -sole ? n->overhead : -sole;
+}
+
 rk_status rk_graph_add_use(rk_graph *g, int c, int d, rk_edge_kind kind) {
     if (c < 0 || c >= g->n_c) return RK_EINPUT;
     rk_cnode *n = &g->c[c];

@@ -32,8 +32,10 @@
  *  - initially the first block's inputs are in memory (and counted);
  *  - run C: every real/global use must be present (a grad must be complete:
  *    all its producers have run since it appeared); the memory at that step
- *    is live + max(overhead(C), 0) + size of C's outputs not already
- *    present; C's outputs then become present (a grad output already
+ *    is live + size of C's outputs not already present + the step overhead
+ *    of C (rk_cnode_step_overhead: its overhead, which a negative value can
+ *    lower only by the gradients C alone produces, so never below live);
+ *    C's outputs then become present (a grad output already
  *    present accumulates the contribution, no new memory; a forward output
  *    already present is recomputed in place, no new memory);
  *  - backward nodes and the loss run exactly once each;
@@ -67,8 +69,9 @@ typedef struct {
     char *name;           /* unique among the graph's compute nodes */
     rk_ckind kind;
     double time;          /* microseconds, finite, >= 0 */
-    int64_t overhead;     /* temporary bytes during the op (may be < 0 when
-                             measured; the simulator never goes below live) */
+    int64_t overhead;     /* temporary bytes during the op; may be < 0: the
+                             op writes outputs in the place of inputs it
+                             consumes (rk_cnode_step_overhead) */
     int64_t grad_accum;   /* part of overhead (0 <= it <= max(overhead, 0)): weight
                              gradients added into .grad in place (a parameter
                              whose gradient another node gave first) */
@@ -117,6 +120,13 @@ RK_API void rk_graph_free(rk_graph *g);
 RK_API int rk_graph_add_data(rk_graph *g, const char *name, rk_dkind kind, int64_t size);
 RK_API int rk_graph_add_compute(rk_graph *g, const char *name, rk_ckind kind,
                          double time, int64_t overhead);
+/* The overhead the simulator adds to a step running compute node c of a
+ * finalized graph: max(overhead, -S), S = the bytes of the gradients only c
+ * produces (always new when c runs, as it runs once): a negative overhead
+ * says c writes those outputs in the place of inputs it consumes (an
+ * activation's backward writing into its incoming gradient); a forward's is
+ * max(overhead, 0). */
+RK_API int64_t rk_cnode_step_overhead(const rk_graph *g, int c);
 RK_API rk_status rk_graph_add_use(rk_graph *g, int c, int d, rk_edge_kind kind);
 RK_API rk_status rk_graph_add_out(rk_graph *g, int c, int d);
 RK_API rk_status rk_graph_set_target(rk_graph *g, int is_compute, int idx, const char *target);

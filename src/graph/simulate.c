@@ -83,7 +83,7 @@ static rk_status replay_ops(const sim_view *v, sim_state *st, const rk_op *ops, 
                 int gd = view_data(v, block, c->outs[k]);
                 if (!st->present[gd]) fresh += g->d[c->outs[k]].size;
             }
-            int64_t step = st->live + fresh + (c->overhead > 0 ? c->overhead : 0);
+            int64_t step = st->live + fresh + rk_cnode_step_overhead(g, o->node);
             st->time += c->time;
             if (step > st->peak) {
                 st->peak = step;

@@ -454,7 +454,7 @@ rk_status rk_solver_min_budget(rk_solver *s, int64_t *out, rk_error *err) {
 
 rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err) {
     /* every node runs at least once, and when it runs its real uses, its
-     * outputs and its overhead are in memory at once */
+     * outputs and its (step) overhead are in memory at once */
     rk_chain_index ix;
     rk_status r = rk_chain_index_build(s->ch, &ix, err);
     if (r) return r;
@@ -472,7 +472,7 @@ rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err) 
         const rk_graph *g = &s->ch->classes[s->ch->blocks[k].cls];
         for (int c = 0; c < g->n_c; c++) {
             if (g->c[c].kind == RK_C_LOSS && k != L - 1) continue; /* absent at chain level */
-            int64_t m = g->c[c].overhead > 0 ? g->c[c].overhead : 0;
+            int64_t m = 0, outs = 0; /* real uses + outputs + the simulator's step overhead */
             int nl = 0;
             for (int q = 0; q < g->c[c].n_uses + g->c[c].n_outs; q++) {
                 int local;
@@ -484,9 +484,11 @@ rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err) 
                 if (mark[d]) continue;
                 mark[d] = 1;
                 list[nl++] = d;
-                m += ix.d_size[d];
+                if (q < g->c[c].n_uses) m += ix.d_size[d];
+                else outs += ix.d_size[d];
             }
             for (int i = 0; i < nl; i++) mark[list[i]] = 0;
+            m += outs + rk_cnode_step_overhead(g, c); /* >= m: it offsets only outputs */
             if (m > best) best = m;
         }
     }

@@ -95,6 +95,60 @@ START_TEST(recompute_time_and_memory) {
 }
 END_TEST
 
+/* A negative overhead: the node writes outputs in the place of inputs it
+ * consumes.  It lowers a step only by the gradients the node alone produces
+ * (rk_cnode_step_overhead), never a forward's step.  fx_three_ops, free-asap:
+ *  bwd_c -25 (b.grad, 20 bytes, only bwd_c makes it): 69 + 20 - 20 = 69
+ *  bwd_c -5: 69 + 20 - 5 = 84 (peak)
+ *  fwd_b -50 (a forward: counted as 0): 14 + 20 + 5 = 39 instead of 46
+ * With c reading a too (a.grad then has two producers, bwd_b and bwd_c),
+ * bwd_c's negative overhead offsets only b.grad. */
+START_TEST(negative_overhead_offsets_sole_gradients) {
+    rk_chain ch;
+    ck_assert_int_eq(fx_three_ops_chain(&ch), RK_OK);
+    rk_graph *g = &ch.classes[0];
+    int bc = C(g, "bwd_c"), fb = C(g, "fwd_b");
+    rk_error err;
+    rk_schedule s;
+    rk_sim_result r;
+    g->c[bc].overhead = -25;
+    ck_assert_int_eq(rk_cnode_step_overhead(g, bc), -20);
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &s, &err), RK_OK);
+    ck_assert_int_eq(rk_simulate(&ch, &s, &r, &err), RK_OK);
+    ck_assert_int_eq(r.peak, 69); /* the loss and bwd_c */
+    rk_schedule_free(&s);
+    g->c[bc].overhead = -5;
+    ck_assert_int_eq(rk_cnode_step_overhead(g, bc), -5);
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &s, &err), RK_OK);
+    ck_assert_int_eq(rk_simulate(&ch, &s, &r, &err), RK_OK);
+    ck_assert_int_eq(r.peak, 84);
+    ck_assert_int_eq(s.ops[r.peak_op].node, bc);
+    rk_schedule_free(&s);
+    g->c[fb].overhead = -50;
+    ck_assert_int_eq(rk_cnode_step_overhead(g, fb), 0);
+    rk_block_state st;
+    ck_assert_int_eq(rk_block_state_init(&st, g), RK_OK);
+    rk_op fwd[] = {{RK_OP_RUN, 0, C(g, "fwd_a"), -1}, {RK_OP_RUN, 0, fb, -1}};
+    ck_assert_int_eq(rk_block_replay(g, &st, fwd, 2, "test", &err), RK_OK);
+    ck_assert_int_eq(st.peak, 39);
+    rk_block_state_free(&st);
+    rk_chain_free(&ch);
+
+    /* a.grad made by bwd_b and bwd_c: bwd_c's -25 offsets b.grad (20) only */
+    rk_op_spec ops[] = {
+        {"a", 1, {-1}, 10, 0, 1, 2, 0, 0, 1, 0},
+        {"b", 1, {0}, 20, 5, 3, 4, 7, 0, 0, 0},
+        {"c", 2, {1, 0}, 30, 0, 5, 6, 0, -25, 3, 1},
+    };
+    rk_graph g2;
+    ck_assert_int_eq(rk_graph_from_specs(&g2, 4, 1, ops, 3, &err), RK_OK);
+    ck_assert_int_eq(rk_cnode_step_overhead(&g2, C(&g2, "bwd_c")), -20);
+    g2.c[C(&g2, "bwd_c")].overhead = -5;
+    ck_assert_int_eq(rk_cnode_step_overhead(&g2, C(&g2, "bwd_c")), -5);
+    rk_graph_free(&g2);
+}
+END_TEST
+
 /* Each refusal rule, with the op index and names in the message. */
 static rk_status run_ops(const rk_chain *ch, const char *const *spec, int n, rk_error *err) {
     const rk_graph *g = &ch->classes[0];
@@ -332,6 +386,7 @@ Suite *sim_suite(void) {
     tcase_add_test(t, options_contract);
     tcase_add_test(t, example_chain_baselines);
     tcase_add_test(t, units);
+    tcase_add_test(t, negative_overhead_offsets_sole_gradients);
     suite_add_tcase(s, t);
     return s;
 }

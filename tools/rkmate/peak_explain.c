@@ -126,7 +126,13 @@ static rk_status collect(const rk_chain *ch, const rk_schedule *s, peak_state *p
     p->blk = blk;
     p->n = n;
     memcpy(p->sum, sum, sizeof sum);
-    p->over = c && c->overhead > 0 ? c->overhead : 0;
+    /* the node's temporary: what the peak holds beyond the data present
+     * (negative when its outputs are written in the place of inputs) */
+    p->over = 0;
+    if (c) {
+        p->over = sr.peak;
+        for (int ro = 0; ro < 5; ro++) p->over -= sum[ro];
+    }
     for (int i = 0; i < n; i++)
         if (items[i].role == ROLE_HELD && !strcmp(place_of(ch, &ix, items[i].gd), "model input"))
             p->model_input_held += ix.d_size[items[i].gd];

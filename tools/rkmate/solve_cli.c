@@ -288,10 +288,16 @@ static floor_node find_floor(const rk_chain *ch) {
         for (int c = 0; c < g->n_c; c++) {
             const rk_cnode *n = &g->c[c];
             if (n->kind == RK_C_LOSS && k != ch->n_blocks - 1) continue;
-            int64_t in = 0, out = 0, ov = n->overhead > 0 ? n->overhead : 0;
+            int64_t in = 0, out = 0, ov = rk_cnode_step_overhead(g, c);
             for (int q = 0; q < n->n_uses; q++) /* data used twice counts once: fine for naming the node */
                 if (n->uses[q].kind != RK_EDGE_FAKE) in += g->d[n->uses[q].data].size;
             for (int q = 0; q < n->n_outs; q++) out += g->d[n->outs[q]].size;
+            /* a negative overhead: outputs written in the place of inputs; the
+             * outputs then count what they add */
+            if (ov < 0) {
+                out = out + ov > 0 ? out + ov : 0;
+                ov = 0;
+            }
             if (in + out + ov > f.need) {
                 f.block = k;
                 f.node = n->name;
