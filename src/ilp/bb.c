@@ -1011,6 +1011,7 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
                     c.sense * fmin(qb, nb), c.has_inc ? c.sense * c.inc_z : c.sense * INFINITY, bb_elapsed(&c));
         }
         if (result == BB_PRUNED) {
+            c.q.leaves++;
             have_node = 0;
             continue;
         }
@@ -1095,6 +1096,11 @@ static rk_status bb_search(const rk_lp *lp, const rk_milp_params *p, rk_milp_res
                     "diving), %.2f s",
                     rk_milp_status_name(st), res->objective, res->bound, res->nodes, res->iterations, c.it_sb,
                     c.it_dive, res->time_s);
+        if (p->verbose)
+            rk_log_printf(&p->log, RK_LOG_INFO,
+                          "milp: tree: %ld leaves, %ld nodes dropped by the incumbent, %d open, %ld picks of the "
+                          "best bound (the others: plunges and their backtracking)",
+                          c.q.leaves, c.q.dropped, c.q.size, c.q.popped);
     }
     bb_ctx_free(&c);
     return RK_OK;

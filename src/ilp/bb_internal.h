@@ -50,6 +50,9 @@ typedef struct {
     bb_node *heap;
     int size, cap;
     double floor;         /* a known lower bound (-inf: none): bounds below it tie */
+    long popped;          /* nodes taken by bb_queue_pop (the best bound) */
+    long dropped;         /* nodes dropped by bb_queue_prune */
+    long leaves;          /* processed nodes that ended their branch (bb.c counts them) */
 } bb_queue;
 
 typedef struct bb_conflict_pool bb_conflict_pool;

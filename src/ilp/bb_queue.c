@@ -66,6 +66,7 @@ int bb_queue_push(bb_queue *q, bb_node *nd) {
 
 int bb_queue_pop(bb_queue *q, bb_node *out) {
     if (q->size == 0) return 0;
+    q->popped++;
     *out = q->heap[0];
     q->size--;
     if (q->size > 0) {
@@ -101,6 +102,7 @@ double bb_queue_prune(bb_queue *q, double cutoff) {
         if (q->heap[k].bound >= cutoff) {
             if (q->heap[k].bound < lo) lo = q->heap[k].bound;
             bb_node_free(&q->heap[k]);
+            q->dropped++;
         }
         else q->heap[w++] = q->heap[k];
     }
