@@ -19,8 +19,11 @@
 
 namespace rkx {
 
+// Per thread: the root function's pre-hook, the function and its post-hook
+// run on the same engine thread (the caller's on CPU, the device's on CUDA),
+// and sessions on other threads never see it.
 GradDonation &grad_donation() {
-    static GradDonation d;
+    static thread_local GradDonation d;
     return d;
 }
 
