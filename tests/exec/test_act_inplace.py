@@ -14,23 +14,15 @@ step with BatchNorm statistics.
 Run by tests/exec/run_exec_tests.sh with the Python of the build's torch."""
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
 import torch
 
-RKMATE = os.environ.get("RKMATE", "rkmate")
+from rk_cli import rk  # tests/exec/rk_cli.py
+
 TMP = tempfile.mkdtemp(prefix="rkmate-act-")
 F = torch.nn.functional
-
-
-def rk(*args, check=None):
-    p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"rkmate {' '.join(args)} exited {p.returncode}, expected {check}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
 
 
 class ConvRelu(torch.nn.Module):

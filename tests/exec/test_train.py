@@ -24,21 +24,13 @@ import numpy as np
 import torch
 
 from bn_net import BnDropNet  # tests/exec/bn_net.py
+from rk_cli import RKMATE, rk  # tests/exec/rk_cli.py
 
-RKMATE = os.environ.get("RKMATE", "rkmate")
 ROOT = os.environ.get("RKMATE_SOURCE_ROOT", os.path.join(os.path.dirname(__file__), "..", ".."))
 MODELS = os.path.join(ROOT, "tools", "models")
 TMP = tempfile.mkdtemp(prefix="rkmate-train-")
 SLACK = 0.05
 STEPS = "10"
-
-
-def rk(*args, check=None):
-    p = subprocess.run([RKMATE, *args], capture_output=True, text=True)
-    if check is not None and p.returncode != check:
-        raise AssertionError(f"rkmate {' '.join(args)} exited {p.returncode}, expected {check}\n"
-                             f"stdout: {p.stdout}\nstderr: {p.stderr}")
-    return p
 
 
 def train(model, sched, rkg, *extra):
