@@ -27,6 +27,16 @@ static void bb_queue_col_rows(bb_ctx *c, int j, int skip, int *out, int *n_out, 
     }
 }
 
+/* Record on the trail a bound change of j made by row (-2: the objective
+ * row) from its side (0: upper, 1: lower). */
+static void bb_trail_push(bb_ctx *c, int j, int row, int side) {
+    if (!c->tr_on) return;
+    if (c->tr_n >= c->n) { c->tr_overflow = 1; return; }
+    c->tr_col[c->tr_n] = j;
+    c->tr_row[c->tr_n] = row;
+    c->tr_side[c->tr_n++] = (signed char)side;
+}
+
 /* Work on row i: returns 1 if infeasible. Tightened columns' rows are queued. */
 static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, int *n_out, int cap) {
     double rlb = c->row_lb[i], rub = c->row_ub[i];
@@ -107,16 +117,9 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
                 return 1;
             }
             if (nlb > nub) nlb = nub; /* integral bounds: cannot happen */
-            if (c->tr_on && is_int) {
-                if (c->tr_n >= c->n) c->tr_overflow = 1;
-                else {
-                    /* which side made it: a raised lower bound comes from the
-                     * upper side when a < 0, a lowered upper bound when a > 0 */
-                    c->tr_col[c->tr_n] = j;
-                    c->tr_row[c->tr_n] = i;
-                    c->tr_side[c->tr_n++] = (signed char)(nlb > lb[j] ? (a < 0 ? 0 : 1) : (a > 0 ? 0 : 1));
-                }
-            }
+            /* which side made it: a raised lower bound comes from the upper
+             * side when a < 0, a lowered upper bound when a > 0 */
+            if (is_int) bb_trail_push(c, j, i, nlb > lb[j] ? (a < 0 ? 0 : 1) : (a > 0 ? 0 : 1));
             /* the activities change: update them for the rest of the row */
             if (nlb > lb[j]) {
                 if (a > 0) { if (lb[j] == -INFINITY) { ninf_min--; minact += a * nlb; } else minact += a * (nlb - lb[j]); }
@@ -137,14 +140,6 @@ static int bb_propagate_row(bb_ctx *c, int i, double *lb, double *ub, int *out, 
     return 0;
 }
 
-/* Record a bound change of j made by the objective row on the trail. */
-static void bb_trail_objective(bb_ctx *c, int j) {
-    if (!c->tr_on) return;
-    if (c->tr_n >= c->n) { c->tr_overflow = 1; return; }
-    c->tr_col[c->tr_n] = j;
-    c->tr_row[c->tr_n] = -2;
-    c->tr_side[c->tr_n++] = 0;
-}
 
 /* The objective row: sum obj_j x_j + obj_const <= cutoff.  Returns 1 if
  * infeasible; tightened columns' rows are queued in out (as for a row). */
@@ -178,13 +173,13 @@ static int bb_propagate_objective(bb_ctx *c, double *lb, double *ub, int *out, i
             double t = lb[j] + floor(room + 1e-9);
             if (t >= ub[j]) continue;
             if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, lb[j], t);
-            bb_trail_objective(c, j);
+            bb_trail_push(c, j, -2, 0);
             ub[j] = t;
         } else {
             double t = ub[j] - floor(room + 1e-9);
             if (t <= lb[j]) continue;
             if (c->dbg_prop) bb_debug_bound(c, "objective propagation", -1, j, t, ub[j]);
-            bb_trail_objective(c, j);
+            bb_trail_push(c, j, -2, 0);
             lb[j] = t;
         }
         bb_queue_col_rows(c, j, -1, out, n_out, cap);
