@@ -269,8 +269,46 @@ def main():
     write_outputs(a, rows)
 
 
+def summary(rows, fractions, algos):
+    """The issue's bars counted over the rows, for the first 22 models (zoo.py
+    --list --first) and for those added after them, apart."""
+    first = set(sh([sys.executable, ZOO, "--list", "--first"]).stdout.split())
+    out = ["| set | models | keep-all ÷ plain ≤ 1.001 | gradients equal | one training step equal | "
+           + " | ".join(f"rockmate at {f} %" for f in fractions)
+           + " | 50 % where the floor is not a weight gradient | rockmate ≤ rotor (pairs) |",
+           "| --- | --- | --- | --- | --- | " + " | ".join("---" for _ in fractions) + " | --- | --- |"]
+    for label, keep in (("first 22", lambda n: n in first), ("added", lambda n: n not in first),
+                        ("all", lambda n: True)):
+        rs = [r for r in rows if keep(r["model"])]
+        if not rs:
+            continue
+        ok = [r for r in rs if "error" not in r]
+        fits = lambda r, al, f: bool(r["solves"].get(f"{al}@{f}", {}).get("fits"))
+        keep_ok = sum(r["keep_ratio"] <= 1.001 for r in ok)
+        grads = sum(bool(r["grads_keep"] and r.get("grads_rk50", True)) for r in ok)
+        trained = [r for r in ok if "train_params_equal" in r]
+        train_ok = sum(bool(r["train_params_equal"] and (r.get("train_buffers_equal", True)
+                                                         or not r.get("buffer_bytes"))) for r in trained)
+        by_f = [sum(fits(r, "rockmate", f) for r in ok) for f in fractions]
+        not_w = [r for r in ok if r.get("floor_cause") != "grad_accumulation"]
+        half = sum(fits(r, "rockmate", 50) for r in not_w)
+        pairs = better = 0
+        if "rotor" in algos:
+            for r in ok:
+                for f in fractions:
+                    rk, ro = r["solves"].get(f"rockmate@{f}", {}), r["solves"].get(f"rotor@{f}", {})
+                    if not ro.get("fits"):
+                        continue
+                    pairs += 1
+                    better += bool(rk.get("fits") and rk["overhead"] <= ro["overhead"] + 1e-9)
+        out.append(f"| {label} | {len(rs)} ({len(rs) - len(ok)} failed) | {keep_ok}/{len(ok)} | {grads}/{len(ok)} | "
+                   f"{train_ok}/{len(trained)} | " + " | ".join(f"{c}/{len(ok)}" for c in by_f)
+                   + f" | {half}/{len(not_w)} | " + (f"{better}/{pairs}" if "rotor" in algos else "—") + " |")
+    return "\n".join(out) + "\n"
+
+
 def write_outputs(a, rows):
-    md = table(rows, a.fractions, a.algos)
+    md = table(rows, a.fractions, a.algos) + "\n" + summary(rows, a.fractions, a.algos)
     with open(os.path.join(a.out, "zoo.md.tmp"), "w") as f:
         f.write(md)
     os.replace(os.path.join(a.out, "zoo.md.tmp"), os.path.join(a.out, "zoo.md"))

@@ -25,6 +25,14 @@ F = torch.nn.functional
 
 TORCHVISION = ["resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "densenet121", "vgg11",
                "squeezenet1_0", "shufflenet_v2_x0_5", "convnext_tiny", "regnet_y_400mf"]
+# Added after issue 21's first 22 models, to check the zoo's results on models
+# nobody looked at before choosing them: the other torchvision classification
+# families that run at 96x96 (maxvit_t and the ViT-B/L need 224), all of them,
+# whatever their floors.  `--list` prints them after the first 22 (`--first`:
+# only those).
+TORCHVISION_MORE = ["resnet34", "resnext50_32x4d", "wide_resnet50_2", "googlenet", "mnasnet0_5",
+                    "mobilenet_v3_small", "mobilenet_v3_large", "shufflenet_v2_x1_0", "regnet_x_400mf",
+                    "regnet_y_800mf", "efficientnet_v2_s", "densenet169", "swin_t"]
 
 
 class ViT(nn.Module):
@@ -250,7 +258,7 @@ SMALL = {
 def build(name, args, dtype):
     g = common.input_generator(args.seed)
     img = [common.float_input((args.batch, 3, args.image, args.image), dtype, g)]
-    if name in TORCHVISION:
+    if name in TORCHVISION or name in TORCHVISION_MORE:
         import torchvision
         return getattr(torchvision.models, name)(weights=None, num_classes=10), img
     if name == "vit":
@@ -280,6 +288,9 @@ def main(argv=None):
             print(n)
         for n in SMALL:
             print(n)
+        if "--first" not in argv:
+            for n in TORCHVISION_MORE:
+                print(n)
         return 0
     p = common.make_parser(__doc__.splitlines()[0], "zoo.pt")
     p.add_argument("--model", required=True, help="model name (--list shows them)")
