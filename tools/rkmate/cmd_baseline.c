@@ -8,9 +8,11 @@
 static void usage(FILE *f) {
     fprintf(f, "usage: rkmate baseline CHAIN.rkg --kind keep-all|free-asap [-o S.rks] [--json]\n\n"
                "  keep-all    every node once, nothing forgotten before the backward has used it\n"
-               "              (the maximum peak)\n"
+               "              (the maximum peak: every forward output kept until the loss, more than\n"
+               "              PyTorch keeps)\n"
                "  free-asap   every node once, each data forgotten right after its last use\n"
-               "              (the minimum peak without recomputation)\n");
+               "              (the minimum peak without recomputation: what autograd keeps, as\n"
+               "              `rkmate solve --algo none`, the zoo's \"keep-all\" column)\n");
 }
 
 int rk_cmd_baseline(int argc, char **argv) {
