@@ -278,6 +278,10 @@ torch::jit::Module load_exported(const std::string &path) {
         const char *nname = json_string_value(json_object_get(node, "name"));
         std::string where = std::string("node ") + (nname ? nname : std::to_string(i)) + " (" + target + ")";
         const std::string pre = "torch.ops.aten.";
+        if (target.compare(0, 10, "_operator.") == 0 || target.compare(0, 10, "torch.sym_") == 0)
+            R.bad(where + ": arithmetic or a check on symbolic sizes: a size that depends on tensor data (e.g. "
+                          "the result of nonzero or of a boolean-mask index) is not supported; rkmate needs "
+                          "static shapes (the TorchScript file of torch.jit.trace fixes them to the example's)");
         if (target.compare(0, pre.size(), pre) != 0)
             R.bad(where + ": only ATen operators are supported (torch.export.export without custom ops)");
         std::string op = target.substr(pre.size());
