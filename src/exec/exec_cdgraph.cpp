@@ -3,8 +3,12 @@
 // shape dependencies) producing its data and phantom D-nodes, the loss node,
 // and a backward C-node per node that gets a gradient (using its data and
 // its dependencies' really when its autograd graph saved them, else
-// fakely).  Names are stable (f3_matmul, d3_matmul, ...), so that rk_exec_run
-// can map a schedule's operations back onto model nodes.
+// fakely) — or two, for a backward split in two (exec_split_bwd.cpp): the
+// weight part b3_convolutionw (its gradient, phantoms, its inputs really; no
+// output: parameter gradients are outside the budget), then the input part
+// b3_convolution (its gradient, phantoms, its inputs' shapes only; their
+// gradients).  Names are stable (f3_matmul, d3_matmul, ...), so that
+// rk_exec_run can map a schedule's operations back onto model nodes.
 #include <torch/script.h>
 
 #include "exec_internal.h"
@@ -23,7 +27,7 @@ std::vector<int> block_inputs(Model &M, int b) {
     return r;
 }
 
-static std::string sanitize(const std::string &s) {
+std::string sanitize(const std::string &s) {
     std::string r;
     for (char c : s) r += (isalnum((unsigned char)c) || c == '_') ? c : '_';
     return r;
@@ -95,17 +99,31 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     rk_graph_add_use(gr, loss, dout, RK_EDGE_REAL);
     rk_graph_add_out(gr, loss, dg[m - 1]);
     rk_graph_set_output(gr, dout, dg[m - 1], loss);
+    if (meas) {
+        cg.split.assign(m, 0);
+        for (int j = 0; j < m; j++) cg.split[j] = (*meas)[j].split;
+    }
     for (int j = m - 1; j >= 0; j--) {
         const Group &G = M.groups[M.order[first + j]];
         if (!G.has_grad) continue;
         std::string nm = std::to_string(j) + "_" + sanitize(G.op);
         const Measure *me = meas ? &(*meas)[j] : nullptr;
-        int c = add_c("b" + nm, RK_C_BWD, me ? me->bwd_time : 0, me ? me->bwd_over : 0, 1, j);
+        bool split = (size_t)j < cg.split.size() && cg.split[j];
+        if (split) { // the weight part: no output in the chain
+            int c = add_c("b" + nm + "w", RK_C_BWD, me ? me->w_time : 0, me ? me->w_over : 0, 3, j);
+            rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
+            rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
+            rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
+            for (int d : G.deps_real)
+                rk_graph_add_use(gr, c, data_of(d), !me || me->saved_deps.count(d) ? RK_EDGE_REAL : RK_EDGE_FAKE);
+        }
+        int c = split ? add_c("b" + nm, RK_C_BWD, me ? me->x_time : 0, me ? me->x_over : 0, 4, j)
+                      : add_c("b" + nm, RK_C_BWD, me ? me->bwd_time : 0, me ? me->bwd_over : 0, 1, j);
         rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
         for (int d : G.deps_real) {
-            bool saved = !me || me->saved_deps.count(d);
+            bool saved = !me || (!split && me->saved_deps.count(d)); // the input part: shapes only
             rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
             if (M.groups[d].has_grad) rk_graph_add_out(gr, c, grad_of(d));
         }

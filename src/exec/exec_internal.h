@@ -13,6 +13,7 @@
 //   exec_cdgraph.cpp  the CD-graph of a block
 //   exec_measure.cpp  rk_exec_trace: measuring the classes, writing the chain
 //   exec_runtime.cpp  the executor's per-node operations (run, backward, forget)
+//   exec_split_bwd.cpp  a convolution's / Linear's backward in two parts (weight, input)
 //   exec_run.cpp      rk_exec_run: a schedule beside the plain step; the C API
 //   exec_train.cpp    rk_train_*: a training session (many steps, an optimizer)
 //   exec_train_data.cpp  .npy input streams for training (--data)
@@ -287,7 +288,11 @@ struct GState {
     std::vector<Part> p;
     bool ran = false;
     bool freed_by_bwd = false; // its backward freed its data (nothing may read it until a recompute)
+    unsigned char parts_done = 0; // split backward: parts run on the current autograd graph (BwdPart bits)
 };
+
+// A group's backward whole, or one of its two parts (exec_split_bwd.cpp).
+enum BwdPart : unsigned char { BWD_ALL = 0, BWD_WEIGHT = 1, BWD_INPUT = 2 };
 
 struct Runtime {
     Model &M;
@@ -306,10 +311,13 @@ struct Runtime {
     std::vector<at::Tensor> exec_program(int g);
     void fwd(int g);
     // free_data: the chain's backward of g really uses g's data (present).
-    void bwd(int g, bool free_data = false);
+    // part: the whole backward, or one part of a split one (the part that
+    // runs second consumes the gradient; neither frees g's data).
+    void bwd(int g, bool free_data = false, BwdPart part = BWD_ALL);
     void forget_data(int g);
     void forget_phantom(int g) {
         for (auto &P : gs[g].p) P.proxy = at::Tensor();
+        gs[g].parts_done = 0;
     }
     void forget_grad(int g);
     [[noreturn]] void fail_freed_by_bwd(int g) const;
@@ -327,8 +335,12 @@ struct Runtime {
     // may write into it, exec_act_grad.cpp) when the caller holds it only in
     // `grads` and in own_refs more places that it drops after the call, and
     // nothing else does (reference counts just before the root function).
+    // inputs: autograd restricted to these leaves (a split backward's part);
+    // consume = false: the gradient stays whole (the first part of a split
+    // backward: the second reads it), nothing is donated or freed (returns 0).
     static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                      const std::function<void()> &after_root = nullptr, size_t own_refs = 0);
+                                      const std::function<void()> &after_root = nullptr, size_t own_refs = 0,
+                                      const std::vector<at::Tensor> &inputs = {}, bool consume = true);
     // Whether group g's backward frees its own data after the root function:
     // one output (one root), so that root's function is the last writer of
     // the data, the only function that can have saved it (autograd's version
@@ -358,7 +370,8 @@ bool run_act_inplace(const Node *n, Stack &st);
 
 // ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)
 
-struct CMapEntry { int kind; int local; }; // kind: 0 fwd, 1 bwd, 2 loss
+// kind: 0 fwd, 1 bwd (whole), 2 loss, 3 bwd's weight part, 4 bwd's input part
+struct CMapEntry { int kind; int local; };
 struct DMapEntry { int kind; int local; }; // kind: 0 data, 1 phantom, 2 grad; local < 0: input -1-i
 
 struct Measure {
@@ -366,21 +379,53 @@ struct Measure {
     int64_t fwd_over = 0, bwd_over = 0, phantom = 0;
     bool saved_self = true;
     std::set<int> saved_deps; // groups whose data the backward reads
+    // The backward in two parts (exec_split_bwd.cpp): the weight part's and
+    // the input part's time and overhead (the input part reads no dependency's data).
+    bool split = false;
+    double w_time = 0, x_time = 0;
+    int64_t w_over = 0, x_over = 0;
 };
 
 struct ClassGraph {
     std::vector<CMapEntry> cmap;
     std::vector<DMapEntry> dmap;
-    // by local node: its backward really uses its own data in the chain (so
-    // the data is present whenever it runs, and may be freed during it)
+    // by compute node: a backward (or a part) that really uses its node's own
+    // data in the chain (so the data is present whenever it runs, and may be
+    // freed during it)
     std::vector<char> bwd_reads_self;
+    // by local node: its backward is split in two (weight part, input part)
+    std::vector<char> split;
 };
 
 // Block inputs: the model inputs (block 0) or the previous block's output.
 std::vector<int> block_inputs(Model &M, int b);
-// The CD-graph of block b (measures may be null: structure only).
+// An op's name as the CD-graph's node names carry it (non-alphanumerics -> '_').
+std::string sanitize(const std::string &s);
+// The CD-graph of block b (measures may be null: structure only; then
+// cg.split, if sized, says which local nodes' backward is split).
 void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double loss_time, rk_graph *gr,
                        ClassGraph &cg);
+
+// ------------------------------------------------------ split backward (exec_split_bwd.cpp)
+
+// Group g's backward can run in two parts: its autograd graph is one
+// convolution / Linear function (ConvolutionBackward0/1, AddmmBackward0,
+// MmBackward0, below views of its result only) whose edges go either to
+// parameters only or to the group's dependencies only, with at least one of
+// each.  Fills the leaves of the weight part (parameters) and of the input
+// part (the dependencies' leaves); false (and why) otherwise.
+bool split_leaves(Model &M, Runtime &R, int g, std::vector<at::Tensor> &params, std::vector<at::Tensor> &ins,
+                  std::string *why = nullptr);
+// Tracing: the weight part's gradients (autograd restricted to params) and
+// the input part's (to ins) equal the whole backward's, bit for bit (the
+// leaves' .grad are cleared before and after each run).
+bool split_parts_equal(const std::vector<at::Tensor> &roots, const std::vector<at::Tensor> &grads,
+                       const std::vector<at::Tensor> &params, const std::vector<at::Tensor> &ins);
+// Tracing: whether the input part reads its dependencies' data (a NaN
+// poison of their bytes, then their storage emptied as the executor's
+// forget_data does, change its gradients or make it fail).
+bool input_part_reads(Model &M, Runtime &R, int g, const std::vector<at::Tensor> &roots,
+                      const std::vector<at::Tensor> &grads, const std::vector<at::Tensor> &ins);
 
 // ------------------------------------------------------ training data (exec_train_data.cpp)
 

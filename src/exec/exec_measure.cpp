@@ -336,54 +336,96 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 if (ab.size() <= (size_t)G.local) ab.resize(G.local + 1, 0);
                 for (size_t k = 0; k < gps.size(); k++)
                     if (adds(k)) ab[G.local] += gps[k].numel() * gps[k].element_size();
-                set_param_grads();
-                std::vector<double> tb;
-                double spentb = 0;
-                for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
-                    if (r > 0) { // the gradient may have been freed by the last run
-                        roots.clear();
-                        grs.clear();
-                        R.bwd_roots(g, roots, grs, true);
-                    }
-                    // The first run measures memory as rk_exec_run does: the
-                    // peak less the parameter gradients that became .grad, from
-                    // the function that made each (ActivationPeak).
-                    std::unique_ptr<ActivationPeak> ap;
-                    if (r == 0) ap = std::make_unique<ActivationPeak>(A, gps);
-                    else A.reset_peak();
-                    // The executor frees the node's data after the root function
-                    // (frees_data_in_bwd); here it stays (later runs need it): the
-                    // rest of the backward is counted without it.
-                    std::function<void()> split;
-                    if (ap && me.saved_self && R.frees_data_in_bwd(g))
-                        split = [&]() {
-                            ap->boundary();
-                            ap->bias = -(int64_t)S.p[0].canon.nbytes();
-                        };
-                    double a = A.now();
-                    int64_t freed = Runtime::backward_consuming(roots, grs, split);
-                    double e = A.now() - a;
-                    // The simulator counts the node's own gradient and data live
-                    // during the node: what is freed early is not overhead.  The
-                    // result is negative when the node never holds its inputs and
-                    // its new gradients at once (an in-place activation's gradient
-                    // written into the incoming one, exec_act_grad.cpp): the
-                    // simulator then lowers the step by up to those gradients
-                    // (rk_cnode_step_overhead).
-                    if (ap) {
-                        int64_t bp = ap->finish(), b1 = A.cur() - ap->grads;
-                        me.bwd_over = bp - b1 - freed;
-                    } else { tb.push_back(e); spentb += e; }
-                    reset();
+                // The backward (inputs empty), or one part of it (autograd
+                // restricted to inputs; whole = false: the gradient stays, as
+                // for the part that runs first), measured as rk_exec_run runs it.
+                auto measure_bwd = [&](const std::vector<at::Tensor> &inputs, bool whole, double &time,
+                                       int64_t &over) {
                     set_param_grads();
-                }
-                clear_param_grads(gps);
-                roots.clear();
-                grs.clear();
-                R.bwd_roots(g, roots, grs, true);
-                me.bwd_time = median(tb);
+                    std::vector<double> tb;
+                    double spentb = 0;
+                    for (int r = 0; r <= runs && (r <= 1 || spentb < cap_us); r++) {
+                        if (r > 0) { // the gradient may have been freed by the last run
+                            roots.clear();
+                            grs.clear();
+                            R.bwd_roots(g, roots, grs, true);
+                        }
+                        // The first run measures memory as rk_exec_run does: the
+                        // peak less the parameter gradients that became .grad, from
+                        // the function that made each (ActivationPeak).
+                        std::unique_ptr<ActivationPeak> ap;
+                        if (r == 0) ap = std::make_unique<ActivationPeak>(A, gps);
+                        else A.reset_peak();
+                        // The executor frees the node's data after the root function
+                        // (frees_data_in_bwd); here it stays (later runs need it): the
+                        // rest of the backward is counted without it.
+                        std::function<void()> split;
+                        if (whole && ap && me.saved_self && R.frees_data_in_bwd(g))
+                            split = [&]() {
+                                ap->boundary();
+                                ap->bias = -(int64_t)S.p[0].canon.nbytes();
+                            };
+                        double a = A.now();
+                        int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole);
+                        double e = A.now() - a;
+                        // The simulator counts the node's own gradient and data live
+                        // during the node: what is freed early is not overhead.  The
+                        // result is negative when the node never holds its inputs and
+                        // its new gradients at once (an in-place activation's gradient
+                        // written into the incoming one, exec_act_grad.cpp): the
+                        // simulator then lowers the step by up to those gradients
+                        // (rk_cnode_step_overhead).
+                        if (ap) {
+                            int64_t bp = ap->finish(), b1 = A.cur() - ap->grads;
+                            over = bp - b1 - freed;
+                        } else { tb.push_back(e); spentb += e; }
+                        reset();
+                        set_param_grads();
+                    }
+                    clear_param_grads(gps);
+                    roots.clear();
+                    grs.clear();
+                    R.bwd_roots(g, roots, grs, true);
+                    time = median(tb);
+                };
+                measure_bwd({}, true, me.bwd_time, me.bwd_over);
                 in_leaves.insert(in_leaves.end(), acc_leaves.begin(), acc_leaves.end());
                 poison_check(M, R, g, me, roots, grs, in_leaves);
+                // The backward in two parts, where the group's autograd graph
+                // allows it, the input part sheds data that the block can
+                // drop (an input it reads that is not the block's input: a
+                // block holds its inputs through its whole backward) and the
+                // parts' gradients are the one call's.
+                std::vector<at::Tensor> ps, xs;
+                bool sheds = false;
+                std::vector<int> bin = block_inputs(M, (int)b);
+                for (int d : me.saved_deps)
+                    if (G.deps_real.count(d) && std::find(bin.begin(), bin.end(), d) == bin.end()) sheds = true;
+                if (!o->no_split_bwd && sheds && split_leaves(M, R, g, ps, xs)) {
+                    if (split_parts_equal(roots, grs, ps, xs)) {
+                        if (!input_part_reads(M, R, g, roots, grs, xs)) { // else nothing to shed: kept whole
+                            measure_bwd(ps, false, me.w_time, me.w_over);
+                            measure_bwd(xs, false, me.x_time, me.x_over);
+                            // Split only where neither part needs more than the
+                            // one call even when x stays (the weight part holds
+                            // x and dy, the input part dy and dx): a strided
+                            // convolution's input part can have a larger
+                            // temporary than the one call, and the solver cannot
+                            // join the parts again.
+                            int64_t dx = 0;
+                            for (auto &l : xs) dx += l.numel() * (int64_t)l.element_size();
+                            me.split = me.x_over <= me.bwd_over && me.w_over <= me.bwd_over + dx;
+                            M.st.split_bwd += me.split ? 1 : 0;
+                        }
+                    } else {
+                        M.st.split_bwd_unequal++;
+                        if (!M.st.split_warning[0])
+                            snprintf(M.st.split_warning, sizeof M.st.split_warning,
+                                     "the backward of %s is kept whole: its two parts' gradients differ from "
+                                     "the one call's", where(G.main).c_str());
+                    }
+                    for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+                }
             }
         }
     }
@@ -415,7 +457,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
         // added into .grad in place (what explains a floor it sets).
         for (int i = 0; i < gr.n_c && i < (int)cg.cmap.size(); i++) {
             const CMapEntry &e = cg.cmap[i];
-            if (e.kind != 1 || e.local < 0 || (size_t)e.local >= accum_bytes[c].size()) continue;
+            if ((e.kind != 1 && e.kind != 3) || e.local < 0 || (size_t)e.local >= accum_bytes[c].size()) continue;
             int64_t ov = gr.c[i].overhead > 0 ? gr.c[i].overhead : 0;
             gr.c[i].grad_accum = std::min<int64_t>(accum_bytes[c][e.local], ov);
         }

@@ -26,21 +26,34 @@ std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
     std::vector<ClassGraph> cgs(M.class_canon.size());
     for (size_t c = 0; c < M.class_canon.size(); c++) {
         rk_graph gr;
-        build_class_graph(M, M.class_rep[c], nullptr, 0, &gr, cgs[c]);
         const rk_graph &fg = ch->classes[c];
+        // Which backwards the chain splits in two: those with a weight part
+        // (b<j>_<op>w; j is unique, so no other node has that name).
+        int b0 = M.class_rep[c], first = M.block_begin[b0], m = M.block_end[b0] - first;
+        cgs[c].split.assign(m, 0);
+        {
+            std::set<std::string> names;
+            for (int i = 0; i < fg.n_c; i++)
+                if (fg.c[i].kind == RK_C_BWD) names.insert(fg.c[i].name);
+            for (int j = 0; j < m; j++) {
+                std::string nm = "b" + std::to_string(j) + "_" + sanitize(M.groups[M.order[first + j]].op) + "w";
+                cgs[c].split[j] = names.count(nm) ? 1 : 0;
+            }
+        }
+        build_class_graph(M, b0, nullptr, 0, &gr, cgs[c]);
         bool same = fg.n_c == gr.n_c && fg.n_d == gr.n_d;
         for (int i = 0; same && i < gr.n_c; i++) same = !strcmp(fg.c[i].name, gr.c[i].name);
         for (int i = 0; same && i < gr.n_d; i++) same = !strcmp(fg.d[i].name, gr.d[i].name);
         rk_graph_free(&gr);
+        cgs[c].bwd_reads_self.assign(fg.n_c, 0);
         for (int i = 0; same && i < fg.n_c; i++) {
             const CMapEntry &e = cgs[c].cmap[i];
-            if (e.kind != 1) continue;
-            if ((size_t)e.local >= cgs[c].bwd_reads_self.size()) cgs[c].bwd_reads_self.resize(e.local + 1, 0);
+            if (e.kind != 1 && e.kind != 3 && e.kind != 4) continue;
             for (int k = 0; k < fg.c[i].n_uses; k++) {
                 int d = fg.c[i].uses[k].data;
                 if (fg.c[i].uses[k].kind == RK_EDGE_REAL && d >= 0 && d < (int)cgs[c].dmap.size() &&
                     cgs[c].dmap[d].kind == 0 && cgs[c].dmap[d].local == e.local)
-                    cgs[c].bwd_reads_self[e.local] = 1;
+                    cgs[c].bwd_reads_self[i] = 1;
             }
         }
         if (!same)
@@ -103,9 +116,9 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             if (op.node < 0 || op.node >= (int)cg.cmap.size()) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad node");
             const CMapEntry &e = cg.cmap[op.node];
             if (e.kind == 0) R.fwd(M.order[first + e.local]);
-            else if (e.kind == 1)
-                R.bwd(M.order[first + e.local],
-                      (size_t)e.local < cg.bwd_reads_self.size() && cg.bwd_reads_self[e.local]);
+            else if (e.kind == 1 || e.kind == 3 || e.kind == 4)
+                R.bwd(M.order[first + e.local], (size_t)op.node < cg.bwd_reads_self.size() && cg.bwd_reads_self[op.node],
+                      e.kind == 3 ? BWD_WEIGHT : e.kind == 4 ? BWD_INPUT : BWD_ALL);
             else {
                 if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
                 at::Tensor y = R.materialize(M.output).toTensor();

@@ -243,6 +243,7 @@ void Runtime::fwd(int g) {
     bool first = !S.ran;
     S.ran = true;
     S.freed_by_bwd = false;
+    S.parts_done = 0; // a new autograd graph
     for (size_t k = 0; k < outs.size(); k++) {
         Part &P = S.p[k];
         const at::Tensor &out = outs[k];
@@ -373,9 +374,12 @@ struct DonateGrad : torch::autograd::FunctionPreHook {
 } // namespace
 
 int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
-                                    const std::function<void()> &after_root, size_t own_refs) {
+                                    const std::function<void()> &after_root, size_t own_refs,
+                                    const std::vector<at::Tensor> &inputs, bool consume) {
     if (roots.empty()) return 0;
-    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
+    // The first part of a split backward neither frees nor donates the
+    // gradient: the second part reads it.
+    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 && consume ? roots[0].grad_fn() : nullptr;
     FreeConsumedGrad *h = nullptr;
     DonateGrad *donate = nullptr;
     uintptr_t key = 0;
@@ -407,7 +411,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     ActivationPeak *ap = ActivationPeak::current; // a measured step: segments at each function
     if (ap) ap->hook_graph(roots);
     try {
-        torch::autograd::backward(roots, grads, /*retain_graph=*/true);
+        torch::autograd::backward(roots, grads, /*retain_graph=*/true, /*create_graph=*/false, inputs);
     } catch (...) {
         if (ap) ap->unhook_graph();
         unhook();
@@ -419,13 +423,31 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     return freed;
 }
 
-void Runtime::bwd(int g, bool data_used) {
+void Runtime::bwd(int g, bool data_used, BwdPart part) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
     for (size_t k = 0; k < S.p.size(); k++)
         if (G.out_rg[k] && !S.p[k].proxy.defined())
             fail(RK_EINPUT, "backward of " + where(G.main) + " after its phantoms (autograd graph) were forgotten");
+    // A part of a split backward: autograd restricted to that part's leaves;
+    // the part that runs second is the gradient's last reader.
+    std::vector<at::Tensor> inputs;
+    bool last = true;
+    if (part != BWD_ALL) {
+        std::vector<at::Tensor> ps, xs;
+        std::string why;
+        if (!split_leaves(M, *this, g, ps, xs, &why))
+            fail(RK_EINPUT, "the chain splits the backward of " + where(G.main) + " in two, but " + why +
+                                ": trace the model again");
+        if (S.parts_done & part)
+            fail(RK_EINPUT, "the schedule runs the " + std::string(part == BWD_WEIGHT ? "weight" : "input") +
+                                " part of the backward of " + where(G.main) + " twice on one forward");
+        inputs = part == BWD_WEIGHT ? ps : xs;
+        last = (S.parts_done | part) == (BWD_WEIGHT | BWD_INPUT);
+        S.parts_done |= part;
+        data_used = false; // a split node's data stays until the schedule forgets it
+    }
     std::vector<at::Tensor> roots, grads;
     bwd_roots(g, roots, grads, false);
     // As the plain step: the data's last reader (the root function, e.g. the
@@ -439,7 +461,7 @@ void Runtime::bwd(int g, bool data_used) {
         };
     // The root gradient is the leaf's .grad (one more reference), forgotten
     // after this backward: an in-place activation may write into it.
-    backward_consuming(roots, grads, free_data, 1);
+    backward_consuming(roots, grads, free_data, 1, inputs, last);
 }
 
 void Runtime::forget_data(int g) {

@@ -43,6 +43,9 @@ typedef struct {
     int progress;                /* != 0: progress lines on stderr */
     int verify;                  /* trace: also run the plain module and every block's
                                     forward, and compare the outputs bit for bit */
+    int no_split_bwd;            /* trace: keep every backward whole (by default a convolution's or
+                                    Linear's backward is split in two nodes, weight part and input
+                                    part, where its gradients stay bit-exact; docs/exec.md) */
 } rk_exec_options;
 
 typedef struct {
@@ -63,6 +66,10 @@ typedef struct {
     int rnn_kept;                /* such nodes kept whole */
     char rnn_warning[640];       /* "" or the first node layered or kept, and why its time steps cannot be
                                     separated bit-exactly */
+    int split_bwd;               /* backward nodes (of the classes' CD-graphs) split in two parts */
+    int split_bwd_unequal;       /* nodes that could be split but whose parts' gradients differ from
+                                    the one call's bit for bit: kept whole */
+    char split_warning[512];     /* "" or the first such node */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */

@@ -22,7 +22,8 @@ static double now_s(void) {
 static void usage(void) {
     printf("usage: rkmate optimize MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
            "                       --budget B|P%% [--algo ALGO] [solve options] [--device cpu|cuda[:N]] [--seed N]\n"
-           "                       [--runs N] [--verify] [--iters N] [--check] [--loss sum|mean] [--json] [--quiet]\n"
+           "                       [--runs N] [--verify] [--no-split-bwd] [--iters N] [--check] [--loss sum|mean]\n"
+           "                       [--json] [--quiet]\n"
            "                       [-o SCHEDULE.rks] [--chain-out CHAIN.rkg]\n\n"
            "Trace the model, solve at the budget, replay the schedule with the simulator, run it as\n"
            "a real training step beside the plain PyTorch step and report both.\n\n"
@@ -32,7 +33,9 @@ static void usage(void) {
            "  --device DEV         cpu (default), cuda or cuda:N\n"
            "  --seed N             seed of random inputs and random ops (default 0)\n"
            "  --runs N             timing runs per node when tracing (default 3)\n"
-           "  --verify             check that the blocks reproduce the module's output bit for bit\n\n"
+           "  --verify             check that the blocks reproduce the module's output bit for bit\n"
+           "  --no-split-bwd       keep every backward one node (default: a convolution's or Linear's\n"
+           "                       backward is two, weight part then input part, where bit-exact)\n\n"
            "Solve (as `rkmate solve`):\n");
     fputs(SOLVE_HELP, stdout);
     printf("\nRun (as `rkmate run`):\n"
@@ -58,6 +61,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     solve_cli_init(&so);
     const char *sched_out = NULL, *chain_out = NULL;
     static const struct option lo[] = {COMMON_LONG_OPTS,
+                                       NO_SPLIT_BWD_OPT,
                                        SOLVE_LONG_OPTS,
                                        {"iters", required_argument, 0, OPT_ITERS},
                                        {"check", no_argument, 0, OPT_CHECK},
@@ -102,6 +106,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     rk_status s = rk_exec_trace(&co.ex, &ch, &ts, &err);
     if (s != RK_OK) return cli_report(cmd, s, &err);
     torch_cli_rnn_warning(cmd, &ts);
+    torch_cli_split_warning(cmd, &ts);
     int code = CLI_OK;
     rk_solver *sv = NULL;
     solve_progress *pg = NULL;

@@ -20,12 +20,13 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 "\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f, "
-                "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"rnn_warning\": ",
+                "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"split_bwd\": %d, "
+                "\"split_bwd_unequal\": %d, \"rnn_warning\": ",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
                 st->max_forward_diff, (long long)plain_peak, st->seconds, st->rnn_expanded, st->rnn_steps,
-                st->rnn_layered, st->rnn_kept);
+                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal);
         if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
         else fputs("null", f);
         fputs("}\n", f);
@@ -42,6 +43,8 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
         if (st->rnn_expanded)
             fprintf(f, "RNN layers expanded into their time steps: %d node(s), %d steps\n", st->rnn_expanded,
                     st->rnn_steps);
+        if (st->split_bwd)
+            fprintf(f, "backward split in two (weight part, input part): %d node(s)\n", st->split_bwd);
     }
 }
 
@@ -51,14 +54,16 @@ int rk_cmd_trace(int argc, char **argv) {
     memset(&co, 0, sizeof co);
     co.ex.measure = 1;
     const char *out = NULL;
-    static const struct option lo[] = {COMMON_LONG_OPTS, {"output", required_argument, 0, 'o'}, {0, 0, 0, 0}};
+    static const struct option lo[] = {COMMON_LONG_OPTS, NO_SPLIT_BWD_OPT, {"output", required_argument, 0, 'o'},
+                                       {0, 0, 0, 0}};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "o:", lo, NULL)) != -1) {
         if (c == 'o') { out = optarg; continue; }
         if (c == OPT_HELP) {
             printf("usage: rkmate trace MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
-                   "                    [--device cpu|cuda] [--seed N] [--runs N] [--verify] -o CHAIN.rkg [--quiet] [--json]\n\n"
+                   "                    [--device cpu|cuda] [--seed N] [--runs N] [--verify] [--no-split-bwd]\n"
+                   "                    -o CHAIN.rkg [--quiet] [--json]\n\n"
                    "Load a TorchScript model (torch.jit.trace(...).save) or a torch.export program\n"
                    "(torch.export.save, MODEL.pt2), run it on example inputs (random\n"
                    "values of the given shapes and dtypes, int inputs in [0, 10), or the tensors of\n"
@@ -66,7 +71,10 @@ int rk_cmd_trace(int argc, char **argv) {
                    "describe them), simplify its graph to one node per allocation, cut it into blocks, and\n"
                    "write the measured chain of CD-graphs.  --json prints the statistics on stdout.\n"
                    "--runs N: timed runs per node (median; default 3).  --verify: also run the plain module\n"
-                   "and all blocks forward, and check the outputs are equal bit for bit.\n");
+                   "and all blocks forward, and check the outputs are equal bit for bit.\n"
+                   "--no-split-bwd: keep every backward one node.  By default a convolution's or Linear's\n"
+                   "backward becomes two nodes, its weight part then its input part (so that its input can\n"
+                   "be dropped between them), where the parts' gradients equal the one call's bit for bit.\n");
             return CLI_OK;
         }
         int r = torch_parse_common(cmd, c, optarg, &co);
@@ -95,6 +103,7 @@ int rk_cmd_trace(int argc, char **argv) {
         return cli_report(cmd, s, &err);
     }
     torch_cli_rnn_warning(cmd, &st);
+    torch_cli_split_warning(cmd, &st);
     if (co.json) print_trace_stats(stdout, &st, &ch, 1);
     if (!co.quiet) {
         print_trace_stats(stderr, &st, &ch, 0);

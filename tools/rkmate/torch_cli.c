@@ -26,6 +26,7 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
         return 0;
     case OPT_QUIET: co->quiet = 1; return 0;
     case OPT_VERIFY: co->ex.verify = 1; return 0;
+    case OPT_NO_SPLIT_BWD: co->ex.no_split_bwd = 1; return 0;
     case OPT_JSON: co->json = 1; return 0;
     case OPT_SEED: {
         long v;
@@ -124,5 +125,12 @@ void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st) {
     fprintf(stderr, "rkmate %s: warning: %s", cmd, st->rnn_warning);
     int more = st->rnn_layered + st->rnn_kept - 1;
     if (more > 0) fprintf(stderr, " (and %d more such node(s))", more);
+    fputc('\n', stderr);
+}
+
+void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st) {
+    if (!st->split_warning[0]) return;
+    fprintf(stderr, "rkmate %s: warning: %s", cmd, st->split_warning);
+    if (st->split_bwd_unequal > 1) fprintf(stderr, " (and %d more such node(s))", st->split_bwd_unequal - 1);
     fputc('\n', stderr);
 }

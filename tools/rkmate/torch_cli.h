@@ -12,7 +12,7 @@
 #include "rk_solve.h"
 
 enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
-       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY };
+       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY, OPT_NO_SPLIT_BWD };
 
 /* Options shared by trace / run / optimize. */
 typedef struct {
@@ -31,6 +31,9 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
         {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP},          \
         {"verify", no_argument, 0, OPT_VERIFY}
 
+/* trace and optimize only: keep every backward whole (rk_exec_options.no_split_bwd). */
+#define NO_SPLIT_BWD_OPT {"no-split-bwd", no_argument, 0, OPT_NO_SPLIT_BWD}
+
 /* The executor's options shared by run and optimize (--check, --loss,
  * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
 int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro);
@@ -47,6 +50,9 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
 /* "rkmate CMD: warning: ..." on stderr when tracing kept an RNN node whole
  * (rk_trace_stats.rnn_warning), whatever --quiet says. */
 void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st);
+/* Same for a backward kept whole because its parts' gradients differed
+ * (rk_trace_stats.split_warning). */
+void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st);
 
 int rk_cmd_trace(int argc, char **argv);
 int rk_cmd_run(int argc, char **argv);
