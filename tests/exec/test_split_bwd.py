@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""End-to-end tests of a convolution's / Linear's backward in two parts
+(src/exec/exec_split_bwd.cpp, docs/exec.md "A backward in two parts"): the
+tracer splits such a node's backward into its weight part `b<j>_<op>w` (no
+output in the chain) and its input part `b<j>_<op>` (its input's shape only)
+where the input part sheds data the block can drop; `--no-split-bwd` keeps the
+old chain.  A conv + BatchNorm + ReLU + dropout residual CNN and a residual MLP,
+float32 and float64: keep-all, recompute-all and rockmate at the smallest budget
+run with gradients and output equal to the plain step bit for bit and the
+measured peak equal to the simulator's prediction; the split chain's smallest
+budget is below the unsplit one's; the simulator and solvers take the parts in
+either order; two training steps equal plain training.
+
+Run by tests/exec/run_exec_tests.sh with the Python of the build's torch."""
+import json
+import os
+import tempfile
+import unittest
+
+import torch
+
+from rk_cli import rk  # tests/exec/rk_cli.py
+
+TMP = tempfile.mkdtemp(prefix="rkmate-split-")
+F = torch.nn.functional
+
+
+class ResCnn(torch.nn.Module):
+    """stem conv + BN + ReLU, two residual blocks x + BN(conv(dropout(ReLU(BN(conv(x)))))),
+    a linear head over the pooled features: the second convolution's input (the
+    dropout's output) is read by nothing else's backward, so its input part sheds it."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.stem, self.bn = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.c = nn.ModuleList([nn.Conv2d(16, 16, 3, padding=1) for _ in range(4)])
+        self.b = nn.ModuleList([nn.BatchNorm2d(16) for _ in range(4)])
+        self.drop = nn.Dropout(0.2)
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.stem(x)))
+        for i in (0, 2):
+            h = self.drop(torch.relu(self.b[i](self.c[i](x))))
+            x = x + self.b[i + 1](self.c[i + 1](h))
+        return self.head(x.mean((2, 3)))
+
+
+class ResMlp(torch.nn.Module):
+    """x + Linear(GELU(Linear(x))) twice: the second Linear reads the GELU's output."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.inp = nn.Linear(64, 128)
+        self.l = nn.ModuleList([nn.Linear(128, 256) if i % 2 == 0 else nn.Linear(256, 128) for i in range(4)])
+        self.out = nn.Linear(128, 8)
+
+    def forward(self, x):
+        x = self.inp(x)
+        for i in (0, 2):
+            x = x + self.l[i + 1](F.gelu(self.l[i](x)))
+        return self.out(x)
+
+
+def export(module, name, shape, dtype):
+    torch.manual_seed(0)
+    path = os.path.join(TMP, name + ".pt")
+    m = module.to(dtype).train()
+    torch.jit.trace(m, (torch.randn(*shape, dtype=dtype),), check_trace=False).save(path)
+    inputs = ["--input", "x".join(map(str, shape)) + ":" + str(dtype).split(".")[-1]]
+    return path, inputs
+
+
+def trace(path, inputs, rkg, *extra):
+    p = rk("trace", path, *inputs, "-o", rkg, "--json", "--quiet", "--runs", "1", *extra, check=0)
+    with open(rkg) as f:
+        return json.loads(p.stdout), json.load(f)
+
+
+def split_nodes(chain):
+    """(weight part, input part) pairs of the chain's classes."""
+    out = []
+    for cls in chain["classes"]:
+        by = {c["name"]: c for c in cls["compute"]}
+        for c in cls["compute"]:
+            if c["kind"] == "bwd" and c["name"].endswith("w") and c["name"][:-1] in by:
+                out.append((c, by[c["name"][:-1]]))
+    return out
+
+
+def floor(rkg):
+    p = rk("solve", rkg, "--budget", "1", "--json", "--quiet")
+    assert p.returncode == 3, p.stderr
+    return json.loads(p.stdout)["min_budget"]
+
+
+class SplitBase(unittest.TestCase):
+    def schedules(self, rkg):
+        """keep-all, recompute-all and rockmate at its smallest budget."""
+        out = []
+        for algo in ("none", "recompute-all"):
+            rks = f"{rkg}.{algo}.rks"
+            rk("solve", rkg, "--budget", str(10**12), "--algo", algo, "-o", rks, "--quiet", check=0)
+            out.append(rks)
+        rks = f"{rkg}.floor.rks"
+        rk("solve", rkg, "--budget", str(floor(rkg)), "-o", rks, "--quiet", check=0)
+        out.append(rks)
+        return out
+
+    def check_runs(self, path, inputs, rkg):
+        for rks in self.schedules(rkg):
+            p = rk("run", path, rks, "--chain", rkg, *inputs, "--check", "--json", "--iters", "1", check=0)
+            r = json.loads(p.stdout)
+            self.assertTrue(r["grads_equal"] and r["output_equal"], f"{rks}: {r}")
+            self.assertEqual(r["grads_differing"], 0, r)
+            # measured = predicted, up to the loss scalars (as test_act_inplace.py)
+            self.assertLessEqual(abs(r["measured_peak"] - r["predicted_peak"]), 64, f"{rks}: {r}")
+
+    def model(self, module, name, shape, dtype):
+        path, inputs = export(module, name, shape, dtype)
+        rkg, rkg_ns = os.path.join(TMP, name + ".rkg"), os.path.join(TMP, name + ".whole.rkg")
+        st, chain = trace(path, inputs, rkg)
+        st_ns, chain_ns = trace(path, inputs, rkg_ns, "--no-split-bwd")
+        pairs = split_nodes(chain)
+        self.assertGreater(len(pairs), 0, "no backward split")
+        self.assertEqual(st["split_bwd"], len(pairs))
+        self.assertEqual(st["split_bwd_unequal"], 0)
+        self.assertEqual(split_nodes(chain_ns), [])
+        self.assertEqual(st_ns["split_bwd"], 0)
+        for w, x in pairs:
+            self.assertEqual(w["outs"], [])                       # parameter gradients: outside the chain
+            self.assertTrue(x["outs"], x)                         # the input gradient
+            xdata = [u for u in w["uses"] if isinstance(u, str) and u.startswith("d")]
+            self.assertTrue(xdata, w)                             # the weight part reads x
+            fake = {u["data"] for u in x["uses"] if isinstance(u, dict) and u["kind"] == "fake"}
+            self.assertTrue(set(xdata) <= fake, (w, x))           # the input part its shape only
+        self.check_runs(path, inputs, rkg)
+        self.assertLess(floor(rkg), floor(rkg_ns))
+        return path, inputs, rkg, chain
+
+
+class TestCnn(SplitBase):
+    def test_float32(self):
+        self.model(ResCnn(), "cnn32", (4, 3, 16, 16), torch.float32)
+
+    def test_float64(self):
+        self.model(ResCnn(), "cnn64", (4, 3, 16, 16), torch.float64)
+
+
+class TestMlp(SplitBase):
+    def test_float32(self):
+        self.model(ResMlp(), "mlp32", (32, 64), torch.float32)
+
+    def test_float64(self):
+        self.model(ResMlp(), "mlp64", (32, 64), torch.float64)
+
+
+class TestPartsOrder(unittest.TestCase):
+    def test_either_order_in_the_solvers(self):
+        """The input part before the weight part (x then stays to the end): the
+        simulator and every solver still give valid schedules (the solve replays
+        each one), and phantoms are forgotten only after both parts."""
+        path, inputs = export(ResMlp(), "order", (32, 64), torch.float64)
+        rkg = os.path.join(TMP, "order.rkg")
+        _, chain = trace(path, inputs, rkg)
+        for cls in chain["classes"]:
+            comp = cls["compute"]
+            for i in range(len(comp) - 1):
+                if comp[i]["kind"] == "bwd" and comp[i]["name"] == comp[i + 1]["name"] + "w":
+                    comp[i], comp[i + 1] = comp[i + 1], comp[i]
+        swapped = os.path.join(TMP, "order.swapped.rkg")
+        with open(swapped, "w") as f:
+            json.dump(chain, f)
+        fl, fs = floor(rkg), floor(swapped)
+        self.assertGreaterEqual(fs, fl)  # x stays through the input part now
+        for algo in ("rockmate", "rotor", "checkmate", "recompute-all"):
+            for c in (rkg, swapped):
+                rks = f"{c}.{algo}.rks"
+                p = rk("solve", c, "--budget", str(10**12 if algo == "recompute-all" else 2 * fs), "--algo", algo,
+                       "-o", rks, "--quiet")
+                self.assertEqual(p.returncode, 0, (algo, c, p.stderr))
+                with open(rks) as f:
+                    ops = json.load(f)["ops"]
+                # within each block: a part's phantom is forgotten only after both parts ran
+                for w, x in split_nodes(chain):
+                    ph = "p" + x["name"][1:]
+                    seen = {}
+                    for k, op in enumerate(ops):
+                        if op[0] == "run" and op[2] in (w["name"], x["name"]):
+                            seen.setdefault(op[1], set()).add(op[2])
+                        if op[0] == "forget" and op[2] == ph and op[1] in seen:
+                            self.assertEqual(len(seen.pop(op[1])), 2, (algo, c, k))
+                p = rk("simulate", c, rks, "--json")
+                self.assertEqual(p.returncode, 0, (algo, c, p.stderr))
+
+
+class TestTrain(SplitBase):
+    def test_two_steps_equal_plain(self):
+        path, inputs = export(ResCnn(), "train", (4, 3, 16, 16), torch.float32)
+        rkg = os.path.join(TMP, "train.rkg")
+        _, chain = trace(path, inputs, rkg)
+        self.assertTrue(split_nodes(chain))
+        rks = self.schedules(rkg)[2]   # rockmate at the floor
+        out = {}
+        for what in (["--plain"], [rks]):
+            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
+            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
+        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
+        self.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
