@@ -392,15 +392,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 in_leaves.insert(in_leaves.end(), acc_leaves.begin(), acc_leaves.end());
                 poison_check(M, R, g, me, roots, grs, in_leaves);
                 // The backward in two parts, where the group's autograd graph
-                // allows it, the input part sheds data that the block can
-                // drop (an input it reads that is not the block's input: a
-                // block holds its inputs through its whole backward) and the
-                // parts' gradients are the one call's.
+                // allows it, the whole backward reads an input that the input
+                // part does not, and the parts' gradients are the one call's.
                 std::vector<at::Tensor> ps, xs;
                 bool sheds = false;
-                std::vector<int> bin = block_inputs(M, (int)b);
-                for (int d : me.saved_deps)
-                    if (G.deps_real.count(d) && std::find(bin.begin(), bin.end(), d) == bin.end()) sheds = true;
+                for (int d : me.saved_deps) sheds = sheds || G.deps_real.count(d);
                 if (!o->no_split_bwd && sheds && split_leaves(M, R, g, ps, xs)) {
                     if (split_parts_equal(roots, grs, ps, xs)) {
                         if (!input_part_reads(M, R, g, roots, grs, xs)) { // else nothing to shed: kept whole
