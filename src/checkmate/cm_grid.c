@@ -290,7 +290,7 @@ struct rk_checkmate_grid {
     int P, S;
     int nb, nall;            /* budgets; + the seeds: the min-peak one (B[nb]) when
                                 there is one, then the greedy ones */
-    int first_greedy;        /* index of the first greedy seed (their options are options) */
+    int first_greedy;        /* index of the first greedy seed (seeds' options are options) */
     budget *B;
     int *at;                 /* at[i * S + j]: the budget of grid point (i, j) (duplicates share one) */
     int *rank;               /* position in the (M_peak desc, M_save desc) order */
@@ -465,7 +465,7 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     }
     free(ord);
     /* the min-peak schedule seeds the incumbents (level -1, never reused as
-     * an optimum, not an option) */
+     * an optimum) and is an option (rk_checkmate_grid_options) */
     if (xmin) {
         budget *sd = &B[nb];
         sd->level = -1;
@@ -613,7 +613,10 @@ rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opt
     int nsol = 0;
     for (int a = 0; a < gr->nb; a++)
         if (gr->B[a].done && gr->B[a].owner == a && gr->B[a].x) list[nsol++] = &gr->B[a].opt;
-    for (int a = gr->first_greedy; a < gr->nall; a++) list[nsol++] = &gr->B[a].opt;
+    /* the min-peak seed (B[nb], when its ILP gave a schedule) and the greedy
+     * seeds are options too: the least peak known for the block, whatever it
+     * costs, is what rk-Rotor needs at the tightest budgets */
+    for (int a = gr->nb; a < gr->nall; a++) list[nsol++] = &gr->B[a].opt;
     qsort(list, (size_t)nsol, sizeof *list, cmp_opt);
     rk_option *res = calloc((size_t)nsol + 1, sizeof *res);
     if (!res) {

@@ -223,7 +223,8 @@ RK_API int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j);
 RK_API rk_status rk_checkmate_grid_solve(rk_checkmate_grid *const *grids, int n_grids, char *const *want,
                                          rk_error *err);
 
-/* The options of the points solved so far, deduplicated and sorted as
+/* The options of the points solved so far and of the seeds (the min-peak
+ * ILP's schedule, the greedy schedules), deduplicated and sorted as
  * rk_checkmate_block_options's; free each with rk_option_free, then free(). */
 RK_API rk_status rk_checkmate_grid_options(const rk_checkmate_grid *gr, rk_option **opts, int *n,
                                            rk_error *err);
