@@ -324,7 +324,11 @@ struct Runtime {
     // The outputs that get a gradient and their gradients (zeros when none
     // arrived at all) for the group's backward.
     void bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones);
-    // Backward from the roots (graph kept).  A single root's gradient is freed
+    // Backward from the roots.  `retain` keeps the graph's saved tensors (the
+    // tracer's timing runs); without it each autograd function's saved tensors
+    // are freed as soon as it has run, as the plain step's backward frees them
+    // (a matmul's copies of its operands before its input gradients are made).
+    // A single root's gradient is freed
     // as soon as the first autograd function has consumed it, as the plain
     // step frees it (unless that function passed it on, itself or a view);
     // returns the bytes freed so.
@@ -340,7 +344,8 @@ struct Runtime {
     // backward: the second reads it), nothing is donated or freed (returns 0).
     static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                                       const std::function<void()> &after_root = nullptr, size_t own_refs = 0,
-                                      const std::vector<at::Tensor> &inputs = {}, bool consume = true);
+                                      const std::vector<at::Tensor> &inputs = {}, bool consume = true,
+                                      bool retain = true);
     // Whether group g's backward frees its own data after the root function:
     // one output (one root), so that root's function is the last writer of
     // the data, the only function that can have saved it (autograd's version

@@ -270,7 +270,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             int64_t alloc = 0;
             for (Part &P : S.p)
                 if (P.leaf.has_storage()) alloc += (int64_t)P.leaf.storage().nbytes();
-            me.phantom = std::max<int64_t>(0, c1 - c0 - alloc);
+            const int64_t graph_bytes = c1 - c0 - alloc; // what the autograd graph holds
+            me.phantom = std::max<int64_t>(0, graph_bytes);
             me.fwd_over = pk - c1;
             for (auto &s : snaps) {
                 size_t ir = s.t.use_count(), sr = s.t.has_storage() ? s.t.storage().use_count() : 0;
@@ -422,6 +423,40 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     }
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
                 }
+                // The whole backward's memory once more, last, as rk_exec_run
+                // runs it: the graph not kept, so each autograd function's saved
+                // tensors go as soon as it has run (a matmul's operand copies
+                // before the gradients it makes, hardswish_'s input copy before
+                // the BatchNorm's backward), as in the plain step.  (The runs
+                // above keep the graph: timing, the poison check and the split
+                // parts need it, and the parts keep it in the executor too.)
+                reset();
+                set_param_grads();
+                roots.clear();
+                grs.clear();
+                R.bwd_roots(g, roots, grs, true);
+                {
+                    ActivationPeak ap(A, gps);
+                    std::function<void()> split;
+                    if (me.saved_self && R.frees_data_in_bwd(g))
+                        split = [&]() {
+                            ap.boundary();
+                            ap.bias = -(int64_t)S.p[0].canon.nbytes();
+                        };
+                    int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, {}, true, /*retain=*/false);
+                    // What the backward left of the graph goes too (forget
+                    // phantoms): the bytes after that less the whole graph's are
+                    // those before the backward less the incoming gradient plus
+                    // the gradients made, however early the graph's tensors went.
+                    int64_t bp = ap.finish();
+                    R.forget_phantom(g);
+                    int64_t b1 = A.cur() - ap.grads + graph_bytes;
+                    me.bwd_over = bp - b1 - freed;
+                }
+                reset();
+                clear_param_grads(gps);
+                for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
+                for (auto &l : acc_leaves) l.mutable_grad() = at::Tensor();
             }
         }
     }

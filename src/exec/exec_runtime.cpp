@@ -375,7 +375,7 @@ struct DonateGrad : torch::autograd::FunctionPreHook {
 
 int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                                     const std::function<void()> &after_root, size_t own_refs,
-                                    const std::vector<at::Tensor> &inputs, bool consume) {
+                                    const std::vector<at::Tensor> &inputs, bool consume, bool retain) {
     if (roots.empty()) return 0;
     // The first part of a split backward neither frees nor donates the
     // gradient: the second part reads it.
@@ -411,7 +411,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     ActivationPeak *ap = ActivationPeak::current; // a measured step: segments at each function
     if (ap) ap->hook_graph(roots);
     try {
-        torch::autograd::backward(roots, grads, /*retain_graph=*/true, /*create_graph=*/false, inputs);
+        torch::autograd::backward(roots, grads, retain, /*create_graph=*/false, inputs);
     } catch (...) {
         if (ap) ap->unhook_graph();
         unhook();
@@ -461,7 +461,10 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
         };
     // The root gradient is the leaf's .grad (one more reference), forgotten
     // after this backward: an in-place activation may write into it.
-    backward_consuming(roots, grads, free_data, 1, inputs, last);
+    // The whole backward frees each function's saved tensors once it has run,
+    // as the plain step does; a split backward's parts keep the graph (the
+    // other part reads it; the tracer measures the parts so).
+    backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL);
 }
 
 void Runtime::forget_data(int g) {
