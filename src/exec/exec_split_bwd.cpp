@@ -75,6 +75,24 @@ bool split_leaves(Model &M, Runtime &R, int g, std::vector<at::Tensor> &params, 
         for (auto &l : ls) n_dep += dep.count(l.unsafeGetTensorImpl()) ? 1 : 0;
         if (n_dep > 0 && n_dep < (int)ls.size())
             return no("an edge of its " + fn->name() + " leads to parameters and inputs at once");
+        if (n_dep > 0) {
+            // The input part may drop x only if its kernel never touches x's
+            // bytes.  A kernel given a strided view (a channel slice from
+            // chunk/split, a transpose) copies it to a contiguous tensor first,
+            // reading the data (no value of the gradient depends on it, so the
+            // poison check cannot see it, and an emptied storage would be read):
+            // x must be a leaf itself, or a reshape of one, and dense.
+            FnPtr f = e.function;
+            while (f && view_fn(f->name()) && f->next_edges().size() == 1) f = f->next_edges()[0].function;
+            auto *acc = f ? dynamic_cast<torch::autograd::AccumulateGrad *>(f.get()) : nullptr;
+            if (!acc)
+                return no("its input is a strided view (" + (f ? f->name() : std::string("none")) +
+                          "): its kernel copies it, reading its data");
+            const at::Tensor &v = acc->variable;
+            if (!v.is_contiguous() && !v.is_contiguous(at::MemoryFormat::ChannelsLast) &&
+                !v.is_contiguous(at::MemoryFormat::ChannelsLast3d))
+                return no("its input is not dense: its kernel copies it, reading its data");
+        }
         for (auto &l : ls)
             if (have.insert(l.unsafeGetTensorImpl()).second) (n_dep > 0 ? ins : params).push_back(l);
     }

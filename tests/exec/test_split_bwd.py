@@ -158,6 +158,37 @@ class TestMlp(SplitBase):
         self.model(ResMlp(), "mlp64", (32, 64), torch.float64)
 
 
+class ChunkCnn(torch.nn.Module):
+    """ShuffleNet's unit: the second half of a channel chunk (a strided view)
+    into a 1x1 convolution, concatenated back.  The convolution's kernel copies
+    its strided input (reading its bytes), so that backward must stay whole:
+    splitting it let the tracer's emptied-storage check read freed memory
+    (rkmate trace crashed on shufflenet_v2_x1_0)."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.stem, self.bn = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.c1, self.c2 = nn.Conv2d(8, 8, 1), nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        x = F.relu(self.bn(self.stem(x)))
+        a, b = x.chunk(2, dim=1)
+        x = torch.cat([a, F.relu(self.c1(b))], dim=1)
+        return self.c2(F.gelu(x)).sum(dim=(2, 3))
+
+
+class TestStridedInput(SplitBase):
+    def test_chunk_input_stays_whole(self):
+        path, inputs = export(ChunkCnn(), "chunk32", (4, 3, 16, 16), torch.float32)
+        rkg = os.path.join(TMP, "chunk32.rkg")
+        st, chain = trace(path, inputs, rkg)
+        # the stem's input is the model input, c1's is the chunk: only c2 is split
+        self.assertEqual(st["split_bwd"], 1, st)
+        self.assertEqual(len(split_nodes(chain)), 1)
+        self.check_runs(path, inputs, rkg)
+
+
 class TestPartsOrder(unittest.TestCase):
     def test_either_order_in_the_solvers(self):
         """The input part before the weight part (x then stays to the end): the
