@@ -1,6 +1,8 @@
 """rk_cli.py — the `rkmate` binary as the exec tests call it: RKMATE (from the
-environment, as meson passes it) and rk(), which runs it and checks the exit
-status when asked."""
+environment, as meson passes it), rk(), which runs it and checks the exit
+status when asked, and the solves several tests make of a chain: its smallest
+rockmate budget and the schedules keep-all, recompute-all and rockmate there."""
+import json
 import os
 import subprocess
 
@@ -13,3 +15,25 @@ def rk(*args, check=None):
         raise AssertionError(f"rkmate {' '.join(args)} exited {p.returncode}, expected {check}\n"
                              f"stdout: {p.stdout}\nstderr: {p.stderr}")
     return p
+
+
+def min_budget(rkg, *opts):
+    """The chain's smallest rockmate budget (`solve --budget 1` exits 3 and says it)."""
+    p = rk("solve", rkg, "--budget", "1", "--json", "--quiet", *opts)
+    if p.returncode != 3:
+        raise AssertionError(f"rkmate solve {rkg} --budget 1 exited {p.returncode}, expected 3\n{p.stderr}")
+    return json.loads(p.stdout)["min_budget"]
+
+
+def schedules(rkg, *opts):
+    """keep-all, recompute-all and rockmate (with opts) at its smallest budget:
+    the paths of the three schedules written beside the chain."""
+    out = []
+    for algo in ("none", "recompute-all"):
+        rks = f"{rkg}.{algo}.rks"
+        rk("solve", rkg, "--budget", str(10**12), "--algo", algo, "-o", rks, "--quiet", check=0)
+        out.append(rks)
+    rks = f"{rkg}.floor.rks"
+    rk("solve", rkg, "--budget", str(min_budget(rkg, *opts)), *opts, "-o", rks, "--quiet", check=0)
+    out.append(rks)
+    return out

@@ -19,7 +19,7 @@ import unittest
 
 import torch
 
-from rk_cli import rk  # tests/exec/rk_cli.py
+from rk_cli import rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-act-")
 F = torch.nn.functional
@@ -129,19 +129,8 @@ def bwd_node(chain, op):
 
 class ActBase(unittest.TestCase):
     def schedules(self, rkg):
-        """keep-all, recompute-all and rockmate at its smallest budget."""
-        out = []
-        for algo in ("none", "recompute-all"):
-            rks = f"{rkg}.{algo}.rks"
-            rk("solve", rkg, "--budget", str(10**12), "--algo", algo, "-o", rks, "--quiet", check=0)
-            out.append(rks)
-        p = rk("solve", rkg, "--budget", "1", "--json", "--quiet", "--builtin-options")
-        self.assertEqual(p.returncode, 3, p.stderr)
-        minb = json.loads(p.stdout)["min_budget"]
-        rks = f"{rkg}.floor.rks"
-        rk("solve", rkg, "--budget", str(minb), "--builtin-options", "-o", rks, "--quiet", check=0)
-        out.append(rks)
-        return out
+        """keep-all, recompute-all and rockmate (built-in options) at its smallest budget."""
+        return schedules(rkg, "--builtin-options")
 
     def check_runs(self, path, inputs, rkg, exact=True):
         res = []

@@ -19,7 +19,7 @@ import unittest
 
 import torch
 
-from rk_cli import rk  # tests/exec/rk_cli.py
+from rk_cli import min_budget, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-split-")
 F = torch.nn.functional
@@ -92,23 +92,13 @@ def split_nodes(chain):
 
 
 def floor(rkg):
-    p = rk("solve", rkg, "--budget", "1", "--json", "--quiet")
-    assert p.returncode == 3, p.stderr
-    return json.loads(p.stdout)["min_budget"]
+    return min_budget(rkg)
 
 
 class SplitBase(unittest.TestCase):
     def schedules(self, rkg):
         """keep-all, recompute-all and rockmate at its smallest budget."""
-        out = []
-        for algo in ("none", "recompute-all"):
-            rks = f"{rkg}.{algo}.rks"
-            rk("solve", rkg, "--budget", str(10**12), "--algo", algo, "-o", rks, "--quiet", check=0)
-            out.append(rks)
-        rks = f"{rkg}.floor.rks"
-        rk("solve", rkg, "--budget", str(floor(rkg)), "-o", rks, "--quiet", check=0)
-        out.append(rks)
-        return out
+        return schedules(rkg)
 
     def check_runs(self, path, inputs, rkg):
         for rks in self.schedules(rkg):
