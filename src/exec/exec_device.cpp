@@ -18,6 +18,7 @@
 #include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <ATen/cuda/CUDAContext.h>
 #endif
 
 #include <algorithm>
@@ -315,8 +316,12 @@ static std::string torch_version_text() {
            std::to_string(TORCH_VERSION_PATCH);
 }
 
-void select_device(Model &M, const char *device) {
-    if (!device || strcmp(device, "cpu") == 0) return;
+void select_device(Model &M, const char *device, int64_t memory_cap) {
+    if (memory_cap < 0) fail(RK_EINPUT, "--memory-cap: expected a positive number of bytes");
+    if (!device || strcmp(device, "cpu") == 0) {
+        if (memory_cap > 0) fail(RK_EINPUT, "--memory-cap caps a CUDA device's memory: it needs --device cuda");
+        return;
+    }
     std::string d = device;
     if (d.compare(0, 4, "cuda") != 0) fail(RK_EINPUT, "--device " + d + ": expected cpu or cuda");
 #ifdef RK_TORCH_CUDA
@@ -336,7 +341,15 @@ void select_device(Model &M, const char *device) {
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+    if (memory_cap > 0) { // as torch.cuda.set_per_process_memory_fraction(cap / total)
+        size_t total_b = at::cuda::getDeviceProperties(M.dev.index())->totalGlobalMem;
+        if ((uint64_t)memory_cap > (uint64_t)total_b)
+            fail(RK_EINPUT, "--memory-cap " + std::to_string(memory_cap) + ": more than the device's " +
+                                std::to_string(total_b) + " bytes");
+        c10::cuda::CUDACachingAllocator::setMemoryFraction((double)memory_cap / (double)total_b, M.dev.index());
+    }
 #else
+    (void)memory_cap;
     (void)M;
     fail(RK_EINPUT, "--device " + d + ": this build's libtorch " + torch_version_text() + " has no CUDA (cpu only)");
 #endif

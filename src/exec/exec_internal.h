@@ -183,7 +183,7 @@ at::Tensor rng_get(bool cuda);
 void rng_set(bool cuda, const at::Tensor &s);
 void rng_seed(bool cuda, uint64_t seed);
 // "cpu" / "cuda[:N]": sets M.cuda and M.dev; refuses cuda without a device.
-void select_device(Model &M, const char *device);
+void select_device(Model &M, const char *device, int64_t memory_cap);
 // A copy on the CPU kept out of the measurements (for --check and --verify).
 at::Tensor keep_copy(const at::Tensor &t);
 

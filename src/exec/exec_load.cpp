@@ -137,7 +137,7 @@ std::vector<at::Tensor> make_inputs(const rk_exec_options *o) {
 // -------------------------------------------------------------- the model
 
 void load_model(Model &M, const rk_exec_options *o) {
-    select_device(M, o->device);
+    select_device(M, o->device, o->memory_cap);
     install_allocator();
     // Op by op, as the executor runs: the plain step must run the same kernels.
     torch::jit::setGraphExecutorOptimize(false);

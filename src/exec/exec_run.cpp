@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string>
 
 #include "exec_internal.h"
 
@@ -246,8 +249,25 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             return eq;
         };
         int differing = 0;
-        for (size_t i = 0; i < params.size(); i++)
-            if (!cmp(rk_grads[i], ref_grads[i])) differing++;
+        std::vector<std::string> names;
+        for (const auto &np : M.module.named_parameters()) names.push_back(np.name);
+        std::string listed;
+        for (size_t i = 0; i < params.size(); i++) {
+            double before = mad;
+            mad = 0;
+            bool eq = cmp(rk_grads[i], ref_grads[i]);
+            double here = mad;
+            mad = std::max(before, here);
+            if (eq) continue;
+            differing++;
+            char item[320];
+            snprintf(item, sizeof item, "%s%s:%.3g", listed.empty() ? "" : " ",
+                     i < names.size() ? names[i].c_str() : ("#" + std::to_string(i)).c_str(), here);
+            if (listed.size() + strlen(item) + 4 < sizeof res->grads_differing_names) listed += item;
+            else if (listed.size() + 4 < sizeof res->grads_differing_names && listed.find("...") == std::string::npos)
+                listed += " ...";
+        }
+        snprintf(res->grads_differing_names, sizeof res->grads_differing_names, "%s", listed.c_str());
         res->grads_differing = differing;
         res->output_equal = rk_out.defined() && cmp(rk_out, ref_out);
         res->grads_equal = differing == 0 && res->output_equal;

@@ -82,7 +82,7 @@ static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *
     T.seed = o->seed;
     T.to = *to;
     if (to->n_data < 0 || to->n_data > RK_EXEC_MAX_INPUTS) fail(RK_EINPUT, "bad number of data files");
-    select_device(T.M, o->device);
+    select_device(T.M, o->device, o->memory_cap);
     T.rng_before = rng_get(T.M.cuda);
     load_model(T.M, o);
     T.cgs = match_chain(T.M, ch);

@@ -46,6 +46,10 @@ typedef struct {
     int no_split_bwd;            /* trace: keep every backward whole (by default a convolution's or
                                     Linear's backward is split in two nodes, weight part and input
                                     part, where its gradients stay bit-exact; docs/exec.md) */
+    int64_t memory_cap;          /* CUDA: > 0 caps the caching allocator at this many bytes of the
+                                    device (setMemoryFraction, as torch.cuda.
+                                    set_per_process_memory_fraction): a step needing more fails
+                                    with "out of memory"; 0: no cap.  Refused on the CPU */
 } rk_exec_options;
 
 typedef struct {
@@ -103,6 +107,10 @@ typedef struct {
     int plain_repeatable;        /* the plain step run twice gives the same gradients and
                                     output bit for bit (1), not (0: the device's kernels are
                                     not deterministic there), not known (-1: one iteration) */
+    char grads_differing_names[1024]; /* "" or the differing parameters' names, in the module's
+                                    order, space-separated, each with its largest absolute
+                                    difference ("h.0.attn.c_attn.weight:3.7e-09"), cut short
+                                    with "..." */
     double loss;                 /* the loss value of the schedule's step */
     int n_params;
     int64_t input_bytes;

@@ -6,13 +6,21 @@
 # the .deb files are unpacked into .gpu/root and pkg-config is pointed there.
 #   tools/gpu/run.sh [--stages env,build,cuda,test,bench] [--arch sm_90] [--out DIR]
 #                    [--deadline SECONDS] [--bench-args "ARGS for tools/bench/exec.py"]
+#                    [--grads-args ARGS] [--oom-args ARGS] [--repeat-args ARGS]
 # Stages: env (what the machine has), build (build-gpu), cuda (the CUDA tests,
-# test_cuda and exec_cuda, alone on the GPU, then python_pkg), test (every other test, run in
-# the background beside the bench), bench (tools/bench/exec.py --device cuda).
-# --deadline: the whole script's seconds; the bench and the tests are cut
+# test_cuda and exec_cuda, alone on the GPU, then python_pkg; a crashing
+# python_pkg is rerun with tools/gpu/segv_backtrace.c's native stack), test
+# (every other test, run in the background beside the stages below), grads
+# (tools/gpu/check_grads.py: what --check says on the device, per parameter),
+# oom (tools/gpu/oom_train.py: a model whose plain step does not fit under a
+# memory cap, trained by rkmate's schedule), repeat (tools/gpu/trace_repeat.py:
+# repeated traces, the same schedules?), bench (tools/bench/exec.py --device cuda).
+# Default stages: env,build,cuda,test,bench.
+# --deadline: the whole script's seconds; the stages and the tests are cut
 # (timeout) so that it ends inside them with its logs written.
 # Logs and results go to --out (default $OUT, else build-gpu/out): env.txt,
-# build.log, cuda.log, test.log, bench.log, exec.md, results.json, exec.png.
+# build.log, cuda-*.log, test.log, grads.log, oom.log, repeat.log, bench.log,
+# exec.md, results.json, exec.png.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 stages=env,build,cuda,test,bench
@@ -20,6 +28,9 @@ deadline=0
 start=$(date +%s)
 arch=sm_90
 out=${OUT:-$root/build-gpu/out}
+grads_args="--gpt2 2,64,2,32,2 --resnet 50,224,16 --algos none,rockmate"
+oom_args="--gpt2 12,768,12,512,8 --fraction 0.3"
+repeat_args="--gpt2 12,768,12,512,8 --times 3"
 bench_args="--models gpt2,resnet --gpt2 12,768,12,512,8 --resnet 50,224,32 --fractions 1,0.75,0.5,0.3"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -28,7 +39,10 @@ while [ $# -gt 0 ]; do
         --out) out=$2; shift 2 ;;
         --bench-args) bench_args=$2; shift 2 ;;
         --deadline) deadline=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        --grads-args) grads_args=$2; shift 2 ;;
+        --oom-args) oom_args=$2; shift 2 ;;
+        --repeat-args) repeat_args=$2; shift 2 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "tools/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -53,6 +67,9 @@ if [ -d .gpu/debs ]; then
     export PKG_CONFIG=$sys/usr/bin/pkgconf
     export PKG_CONFIG_LIBDIR=$sys/usr/lib/x86_64-linux-gnu/pkgconfig:$sys/usr/share/pkgconfig
     export PKG_CONFIG_SYSROOT_DIR=$sys
+    # the compilers' own search paths too (a static link of -ljansson in the install test)
+    export LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+    export C_INCLUDE_PATH=$sys/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
     export LD_LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu:$sys/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 py=$(command -v python3)
@@ -94,6 +111,16 @@ if has cuda && [ $status -eq 0 ]; then
         timeout "$(left 60)" meson test -C build-gpu --no-rebuild --verbose "$t" > "$out/cuda-$t.log" 2>&1 || status=1
         grep -E "^ok:|FAIL|skipped|^ *1/1 " "$out/cuda-$t.log" | head -20
     done
+    if grep -qE "SIGSEGV|Segmentation|signal 11" "$out/cuda-python_pkg.log"; then
+        echo "== python_pkg crashed: again with a native backtrace (tools/gpu/segv_backtrace.c)"
+        cc -shared -fPIC -O1 -o build-gpu/segv_backtrace.so tools/gpu/segv_backtrace.c -ldl &&
+            LD_PRELOAD=$root/build-gpu/segv_backtrace.so PYTHONFAULTHANDLER= timeout "$(left 60)" \
+                meson test -C build-gpu --no-rebuild --verbose python_pkg > "$out/cuda-python_pkg-bt.log" 2>&1
+        grep -E "^#[0-9]+ " "$out/cuda-python_pkg-bt.log" | head -40 | while read -r n f off sym; do
+            case "$f" in */build-gpu/*) echo "$n $(addr2line -f -C -i -e "$f" "${off#+}" 2>/dev/null | paste -sd' ')  [$f $off]" ;;
+                         *) echo "$n $f $off $sym" ;; esac
+        done | tee -a "$out/cuda-python_pkg-bt.log"
+    fi
 fi
 tests_pid=
 if has test && [ -x build-gpu/tools/rkmate/rkmate ]; then
@@ -104,6 +131,25 @@ print(" ".join(t["name"] for t in json.load(sys.stdin) if t["name"] not in ("tes
     ( timeout "$(left 20)" meson test -C build-gpu --no-rebuild --print-errorlogs --num-processes "$jobs" \
           $others > "$out/test.log" 2>&1; echo "meson test exit $?" >> "$out/test.log" ) &
     tests_pid=$!
+fi
+rkbin=build-gpu/tools/rkmate/rkmate
+if has grads && [ -x $rkbin ]; then
+    echo "== grads: tools/gpu/check_grads.py $grads_args"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 timeout "$(left 60)" "$py" tools/gpu/check_grads.py --rkmate $rkbin --out build-gpu/grads \
+        $grads_args 2>&1 | tee "$out/grads.log"
+fi
+if has oom && [ -x $rkbin ]; then
+    echo "== oom: tools/gpu/oom_train.py $oom_args"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 timeout "$(left 60)" "$py" tools/gpu/oom_train.py --rkmate $rkbin --out build-gpu/oom \
+        $oom_args 2>&1 | tee "$out/oom.log"
+fi
+if has repeat && [ -x $rkbin ]; then
+    echo "== repeat: tools/gpu/trace_repeat.py $repeat_args"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 timeout "$(left 60)" "$py" tools/gpu/trace_repeat.py --rkmate $rkbin --out build-gpu/repeat \
+        $repeat_args 2>&1 | tee "$out/repeat.log"
 fi
 if has bench && [ -x build-gpu/tools/rkmate/rkmate ]; then
     echo "== bench: tools/bench/exec.py --device cuda $bench_args"

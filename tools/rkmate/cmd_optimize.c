@@ -22,7 +22,7 @@ static double now_s(void) {
 static void usage(void) {
     printf("usage: rkmate optimize MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
            "                       --budget B|P%% [--algo ALGO] [solve options] [--device cpu|cuda[:N]] [--seed N]\n"
-           "                       [--runs N] [--verify] [--no-split-bwd] [--iters N] [--check] [--loss sum|mean]\n"
+           "                       [--memory-cap BYTES] [--runs N] [--verify] [--no-split-bwd] [--iters N] [--check] [--loss sum|mean]\n"
            "                       [--json] [--quiet]\n"
            "                       [-o SCHEDULE.rks] [--chain-out CHAIN.rkg]\n\n"
            "Trace the model, solve at the budget, replay the schedule with the simulator, run it as\n"
@@ -31,6 +31,8 @@ static void usage(void) {
            "  --input SHAPE:DTYPE  an input (4x64:int64, 2x3x32x32:float32), random from --seed\n"
            "  --input-file F.pt    inputs saved with torch.save (a tensor or a list of tensors)\n"
            "  --device DEV         cpu (default), cuda or cuda:N\n"
+           "  --memory-cap BYTES   CUDA: cap the device memory the process may take (as\n"
+           "                       torch.cuda.set_per_process_memory_fraction); more fails: out of memory\n"
            "  --seed N             seed of random inputs and random ops (default 0)\n"
            "  --runs N             timing runs per node when tracing (default 3)\n"
            "  --verify             check that the blocks reproduce the module's output bit for bit\n"

@@ -29,13 +29,14 @@ int rk_cmd_run(int argc, char **argv) {
         if (c == OPT_HELP) {
             printf("usage: rkmate run MODEL.pt SCHEDULE.rks --chain CHAIN.rkg [--input SHAPE:DTYPE ...]\n"
                    "                  [--input-file INPUTS.pt] [--device cpu|cuda] [--seed N] [--iters N] [--check] [--json]\n"
-                   "                  [--loss sum|mean]\n\n"
+                   "                  [--loss sum|mean] [--memory-cap BYTES] [--runs N] [--verify] [--quiet]\n\n"
                    "Replay the schedule with the simulator (invalid schedules are refused), then run it as a\n"
                    "real training step (forward, loss = sum or mean of the output, backward) and the plain\n"
                    "PyTorch step in the same process; report peak activation memory and step time of both.\n"
                    "--check compares every parameter gradient and the output with the plain step.\n"
                    "Without --input or --input-file, the inputs, input file and seed recorded in the chain\n"
-                   "are used.\n");
+                   "are used.  --memory-cap BYTES (CUDA): cap the device memory the process may take,\n"
+                   "plain step included (as torch.cuda.set_per_process_memory_fraction).\n");
             return CLI_OK;
         }
         if (c == OPT_CHAIN) { chain_path = optarg; continue; }

@@ -63,7 +63,7 @@ int rk_cmd_trace(int argc, char **argv) {
         if (c == OPT_HELP) {
             printf("usage: rkmate trace MODEL.pt (--input SHAPE:DTYPE [--input ...] | --input-file INPUTS.pt)\n"
                    "                    [--device cpu|cuda] [--seed N] [--runs N] [--verify] [--no-split-bwd]\n"
-                   "                    -o CHAIN.rkg [--quiet] [--json]\n\n"
+                   "                    [--memory-cap BYTES] -o CHAIN.rkg [--quiet] [--json]\n\n"
                    "Load a TorchScript model (torch.jit.trace(...).save) or a torch.export program\n"
                    "(torch.export.save, MODEL.pt2), run it on example inputs (random\n"
                    "values of the given shapes and dtypes, int inputs in [0, 10), or the tensors of\n"
@@ -74,7 +74,8 @@ int rk_cmd_trace(int argc, char **argv) {
                    "and all blocks forward, and check the outputs are equal bit for bit.\n"
                    "--no-split-bwd: keep every backward one node.  By default a convolution's or Linear's\n"
                    "backward becomes two nodes, its weight part then its input part (so that its input can\n"
-                   "be dropped between them), where the parts' gradients equal the one call's bit for bit.\n");
+                   "be dropped between them), where the parts' gradients equal the one call's bit for bit.\n"
+                   "--memory-cap BYTES (CUDA): cap the device memory the process may take.\n");
             return CLI_OK;
         }
         int r = torch_parse_common(cmd, c, optarg, &co);

@@ -24,7 +24,7 @@ static void usage(void) {
            "                    [--optimizer sgd|adam|adamw] [--lr X] [--weight-decay X] [--momentum X]\n"
            "                    [--data FILE.npy ... | --data random] [--loss sum|mean] [--save OUT.pt]\n"
            "                    [--input SHAPE:DTYPE ... | --input-file INPUTS.pt] [--seed N] [--device cpu|cuda]\n"
-           "                    [--json] [--quiet]\n\n"
+           "                    [--memory-cap BYTES] [--json] [--quiet]\n\n"
            "Train the model for N steps (default 10): each step runs forward and backward as the\n"
            "schedule says (replayed by the simulator first; --plain: the plain PyTorch step instead),\n"
            "then the optimizer (default adam, --lr 1e-3, --weight-decay 0, SGD's --momentum 0) steps\n"
@@ -38,7 +38,10 @@ static void usage(void) {
            "Per step: loss, time, measured peak activation memory (as 'rkmate run'); on a terminal\n"
            "a progress bar; --json: one JSON line per step, then a summary line with the hashes of\n"
            "the parameters and buffers.  --save writes the trained model (TorchScript) atomically.\n"
-           "Without --input or --input-file, the inputs the chain was traced with are used.\n");
+           "Without --input or --input-file, the inputs the chain was traced with are used.\n"
+           "--memory-cap BYTES (CUDA): cap the device memory the process may take (parameters,\n"
+           "optimizer state and activations; as torch.cuda.set_per_process_memory_fraction): a step\n"
+           "that needs more fails with out of memory.\n");
 }
 
 static int parse_double_opt(const char *opt, const char *arg, double lo, double hi, double *out) {

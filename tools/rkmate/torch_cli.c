@@ -27,6 +27,14 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
     case OPT_QUIET: co->quiet = 1; return 0;
     case OPT_VERIFY: co->ex.verify = 1; return 0;
     case OPT_NO_SPLIT_BWD: co->ex.no_split_bwd = 1; return 0;
+    case OPT_MEMORY_CAP: {
+        rk_error e;
+        int64_t b;
+        if (rk_parse_bytes(arg, &b, &e) != RK_OK || b <= 0)
+            return cli_usage_error(cmd, "--memory-cap %s: expected a positive size (bytes, or 40GB, 38GiB)", arg);
+        co->ex.memory_cap = b;
+        return 0;
+    }
     case OPT_JSON: co->json = 1; return 0;
     case OPT_SEED: {
         long v;
@@ -54,8 +62,12 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
             printf("\"grads_equal\": %s, \"output_equal\": %s, \"max_abs_diff\": %.9g, \"max_rel_diff\": %.9g, ",
                    r->grads_equal ? "true" : "false", r->output_equal ? "true" : "false", (double)(float)r->max_abs_diff,
                    (double)(float)r->max_rel_diff);
-            printf("\"grads_differing\": %d, \"plain_repeatable\": %s, ", r->grads_differing,
+            printf("\"grads_differing\": %d, \"plain_repeatable\": %s, \"grads_differing_names\": \"", r->grads_differing,
                    r->plain_repeatable < 0 ? "null" : r->plain_repeatable ? "true" : "false");
+            for (const char *p = r->grads_differing_names; *p; p++)
+                if (*p == '"' || *p == '\\') printf("\\%c", *p);
+                else if ((unsigned char)*p >= 0x20) putchar(*p);
+            printf("\", ");
         }
         else
             printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
@@ -85,6 +97,8 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
                r->n_params,
                r->plain_repeatable < 0 ? "not known (--iters 0)" : r->plain_repeatable ? "repeatable bit for bit"
                                                                        : "NOT repeatable (non-deterministic kernels)");
+    if (r->checked && r->grads_differing_names[0])
+        printf("check: differing (parameter:largest absolute difference): %s\n", r->grads_differing_names);
 }
 
 /* The executor's options shared by run and optimize (--check, --loss,

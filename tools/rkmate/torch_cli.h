@@ -12,7 +12,8 @@
 #include "rk_solve.h"
 
 enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
-       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY, OPT_NO_SPLIT_BWD };
+       OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY, OPT_NO_SPLIT_BWD,
+       OPT_MEMORY_CAP };
 
 /* Options shared by trace / run / optimize. */
 typedef struct {
@@ -29,7 +30,7 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
         {"device", required_argument, 0, OPT_DEVICE}, {"quiet", no_argument, 0, OPT_QUIET},            \
         {"json", no_argument, 0, OPT_JSON}, {"seed", required_argument, 0, OPT_SEED},                  \
         {"runs", required_argument, 0, OPT_RUNS}, {"help", no_argument, 0, OPT_HELP},          \
-        {"verify", no_argument, 0, OPT_VERIFY}
+        {"verify", no_argument, 0, OPT_VERIFY}, {"memory-cap", required_argument, 0, OPT_MEMORY_CAP}
 
 /* trace and optimize only: keep every backward whole (rk_exec_options.no_split_bwd). */
 #define NO_SPLIT_BWD_OPT {"no-split-bwd", no_argument, 0, OPT_NO_SPLIT_BWD}
