@@ -342,6 +342,9 @@ void select_device(Model &M, const char *device, int64_t memory_cap) {
     at::globalContext().setBenchmarkCuDNN(false);
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
     if (memory_cap > 0) { // as torch.cuda.set_per_process_memory_fraction(cap / total)
+        // the caching allocator is made on the first CUDA allocation (lazy init, as Python's
+        // _lazy_init before set_per_process_memory_fraction): make one
+        (void)at::empty({1}, at::TensorOptions().device(M.dev).dtype(at::kByte));
         size_t total_b = at::cuda::getDeviceProperties(M.dev.index())->totalGlobalMem;
         if ((uint64_t)memory_cap > (uint64_t)total_b)
             fail(RK_EINPUT, "--memory-cap " + std::to_string(memory_cap) + ": more than the device's " +

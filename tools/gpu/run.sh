@@ -70,6 +70,7 @@ if [ -d .gpu/debs ]; then
     # the compilers' own search paths too (a static link of -ljansson in the install test)
     export LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
     export C_INCLUDE_PATH=$sys/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
+    export CPLUS_INCLUDE_PATH=$sys/usr/include${CPLUS_INCLUDE_PATH:+:$CPLUS_INCLUDE_PATH}
     export LD_LIBRARY_PATH=$sys/usr/lib/x86_64-linux-gnu:$sys/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 py=$(command -v python3)
