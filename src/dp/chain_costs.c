@@ -143,6 +143,8 @@ rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err) {
                 (o > 0 && (x->bwd_peak < io + x->saved + cc->output_grad_size ||
                            x->loss_peak < io + x->saved)))
                 return rk_fail(err, RK_EINPUT, "costs: class %d option %d has peaks below what they include", k, o);
+            if (x->bwd_peak_drop < 0 || x->bwd_peak_drop > x->bwd_peak)
+                return rk_fail(err, RK_EINPUT, "costs: class %d option %d: bwd_peak_drop must be in [0, bwd_peak]", k, o);
             if (o == 0 && x->saved != 0)
                 return rk_fail(err, RK_EINPUT, "costs: class %d option 0 must keep nothing but the output", k);
         }
@@ -154,6 +156,37 @@ static int is_input(const rk_graph *g, int d) {
     for (int k = 0; k < g->n_inputs; k++)
         if (g->inputs[k] == d) return 1;
     return 0;
+}
+
+/* The option's bwd ops with a forget of the block's input right after its
+ * last real use (at the start when no bwd op reads it really: the input
+ * part of a split backward names it for its shape only): what the block's
+ * backward runs when the caller frees the input right after it anyway.
+ * *ops = NULL, *n = 0 when the class cannot drop its input (more than one
+ * input, or its output is its input). */
+rk_status dp_bwd_drop_input(const rk_graph *g, const rk_option *opt, rk_op **ops, int *n, rk_error *err) {
+    *ops = NULL;
+    *n = 0;
+    if (g->n_inputs != 1 || is_input(g, g->output)) return RK_OK;
+    int in = g->inputs[0], last = -1;
+    for (int i = 0; i < opt->n_bwd; i++) {
+        const rk_op *o = &opt->bwd[i];
+        if (o->kind == RK_OP_FORGET && o->node == in) return RK_OK; /* not an option's bwd */
+        if (o->kind != RK_OP_RUN) continue;
+        const rk_cnode *c = &g->c[o->node];
+        for (int q = 0; q < c->n_uses; q++)
+            if (c->uses[q].data == in && c->uses[q].kind != RK_EDGE_FAKE) last = i;
+    }
+    rk_op *v = malloc(((size_t)opt->n_bwd + 1) * sizeof *v);
+    if (!v) return rk_fail(err, RK_ENOMEM, "out of memory");
+    int k = 0;
+    for (int i = -1; i < opt->n_bwd; i++) {
+        if (i >= 0) v[k++] = opt->bwd[i];
+        if (i == last) v[k++] = (rk_op){RK_OP_FORGET, 0, in, -1};
+    }
+    *ops = v;
+    *n = k;
+    return RK_OK;
 }
 
 /* Replay one option: fwd from the inputs (fwd_peak, saved), loss, bwd;
@@ -204,6 +237,28 @@ static rk_status measure_option(const rk_graph *g, int cls, int oi, const rk_opt
         x->bwd_time = st.time - t0;
     }
     rk_block_state_free(&st);
+    x->bwd_peak_drop = x->bwd_peak;
+    if (oi > 0) { /* the bwd again, dropping the input after its last real use */
+        rk_op *dv;
+        int dn;
+        if ((r = dp_bwd_drop_input(g, opt, &dv, &dn, err))) return r;
+        if (dv) {
+            if (rk_block_state_init(&st, g)) {
+                free(dv);
+                return rk_fail(err, RK_ENOMEM, "out of memory");
+            }
+            rk_op loss = {RK_OP_RUN, 0, g->loss, -1};
+            if (!(r = rk_block_replay(g, &st, opt->fwd, opt->n_fwd, where, err)) &&
+                !(r = rk_block_replay(g, &st, &loss, 1, where, err))) {
+                rk_block_state_reset_peak(&st);
+                r = rk_block_replay(g, &st, dv, dn, where, err);
+                if (!r && st.peak < x->bwd_peak) x->bwd_peak_drop = st.peak;
+            }
+            free(dv);
+            rk_block_state_free(&st);
+            if (r) return r;
+        }
+    }
     /* forward again with the output already in memory */
     if (rk_block_state_init(&st, g)) return rk_fail(err, RK_ENOMEM, "out of memory");
     if (!st.present[g->output]) {
@@ -247,11 +302,9 @@ rk_status rk_dp_costs_build(const rk_chain *ch, const rk_dp_options *o, rk_dp_co
         for (int i = 0; i < g->n_inputs; i++) cc->input_size += g->d[g->inputs[i]].size;
         cc->output_size = g->d[g->output].size;
         cc->output_grad_size = g->d[g->output_grad].size;
-        cc->out_unread = !is_input(g, g->output);
-        for (int c = 0; c < g->n_c; c++)
-            if (g->c[c].kind == RK_C_BWD)
-                for (int q = 0; q < g->c[c].n_uses; q++)
-                    if (g->c[c].uses[q].data == g->output && g->c[c].uses[q].kind != RK_EDGE_FAKE) cc->out_unread = 0;
+        /* every option's forward computes the output (rk_option's contract),
+         * in place when it is there: freeing it until then costs no time */
+        cc->out_rebuilt = !is_input(g, g->output);
         for (int i = 0; i < cc->n_options && !r; i++)
             r = measure_option(g, k, i, &o->classes[k].options[i], &cc->opt[i], err);
     }

@@ -21,6 +21,10 @@ typedef struct {
                        forward); 0 at L */
 } dp_chain;
 
+/* chain_costs.c: an option's bwd ops forgetting the block's input after its
+ * last real use (NULL when the class cannot). */
+rk_status dp_bwd_drop_input(const rk_graph *g, const rk_option *opt, rk_op **ops, int *n, rk_error *err);
+
 rk_status dp_chain_init(dp_chain *d, const rk_dp_costs *c, rk_error *err);
 void dp_chain_free(dp_chain *d);
 
@@ -41,14 +45,24 @@ static inline int64_t dp_min(int64_t a, int64_t b) { return a < b ? a : b; }
  * is already in memory unless the block's backward does not read it. */
 static inline int64_t dp_base_fwd(const dp_chain *d, int s, int o) {
     const rk_dp_option_cost *x = dp_opt(d, s, o);
-    return (dp_cls(d, s)->out_unread ? x->fwd_peak : x->fwd_peak_re) + d->dgr[s + 1];
+    return (dp_cls(d, s)->out_rebuilt ? x->fwd_peak : x->fwd_peak_re) + d->dgr[s + 1];
 }
+/* Block s's backward with option o; drop = 1 when the caller frees a_s
+ * right after it (the subproblem's flag): its input goes after its last real
+ * use (bwd_peak_drop; 0 = not measured: bwd_peak). */
+static inline int64_t dp_bwd_peak(const dp_chain *d, int s, int o, int drop) {
+    const rk_dp_option_cost *x = dp_opt(d, s, o);
+    return drop && x->bwd_peak_drop > 0 && x->bwd_peak_drop < x->bwd_peak ? x->bwd_peak_drop : x->bwd_peak;
+}
+/* The flag of Opt(i, t) when case 2 checkpoints at i: a_i is freed right
+ * after it when block i-1 rebuilds its output. */
+static inline int dp_right_drop(const dp_chain *d, int i) { return dp_cls(d, i - 1)->out_rebuilt; }
 /* Base case (s, s+1) with option o: the least m (in units u). */
-static inline int64_t dp_base_need(const dp_chain *d, int s, int o, int64_t u) {
+static inline int64_t dp_base_need(const dp_chain *d, int s, int o, int64_t u, int drop) {
     const rk_dp_option_cost *x = dp_opt(d, s, o);
     int t = s + 1;
     int64_t f = t < d->L ? dp_ceil(dp_base_fwd(d, s, o), u) : dp_max(dp_ceil(x->fwd_peak, u), dp_ceil(x->loss_peak, u));
-    return dp_max(f, dp_ceil(x->bwd_peak, u));
+    return dp_max(f, dp_ceil(dp_bwd_peak(d, s, o, drop), u));
 }
 static inline double dp_base_time(const dp_chain *d, int s, int o) {
     const rk_dp_option_cost *x = dp_opt(d, s, o);
@@ -56,9 +70,9 @@ static inline double dp_base_time(const dp_chain *d, int s, int o) {
 }
 /* Case 1 at (s, t), t > s+1: own thresholds (fwd with G_t, bwd) and the
  * shift a_s + saved of the subproblem (s+1, t). */
-static inline int64_t dp_case1_thr(const dp_chain *d, int s, int t, int o, int64_t u) {
+static inline int64_t dp_case1_thr(const dp_chain *d, int s, int t, int o, int64_t u, int drop) {
     const rk_dp_option_cost *x = dp_opt(d, s, o);
-    return dp_max(dp_ceil(x->fwd_peak + d->G[t], u), dp_ceil(x->bwd_peak, u));
+    return dp_max(dp_ceil(x->fwd_peak + d->G[t], u), dp_ceil(dp_bwd_peak(d, s, o, drop), u));
 }
 static inline int64_t dp_case1_shift(const dp_chain *d, int s, int o, int64_t u) {
     return dp_ceil(d->act[s] + dp_opt(d, s, o)->saved, u);
@@ -70,8 +84,9 @@ static inline int64_t dp_chain_step(const dp_chain *d, int s, int j, int64_t cha
     return j == s ? v : dp_max(chain, v);
 }
 
-/* need[s*(L+1)+t] = least m (units u) for which Opt(s, t, m) is finite,
- * DP_NEED_INF if none.  Array of (L+1)^2. */
+/* need[f*(L+1)^2 + s*(L+1)+t] = least m (units u) for which Opt(s, t, m)
+ * with flag f (a_s freed right after: dp_bwd_peak) is finite, DP_NEED_INF
+ * if none.  Array of 2 (L+1)^2. */
 rk_status dp_need_table(const dp_chain *d, int64_t u, int64_t *need, rk_error *err);
 
 #endif

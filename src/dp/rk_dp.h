@@ -93,6 +93,10 @@ typedef struct {
     int64_t fwd_peak_re; /* same when the output is already in memory */
     int64_t saved;       /* kept after fwd besides inputs and output */
     int64_t bwd_peak;    /* absolute, from inputs+saved+output+output_grad */
+    int64_t bwd_peak_drop; /* <= bwd_peak: the same when the block's input is
+                            forgotten right after its last real use (the
+                            caller frees it after the backward anyway:
+                            docs/rk-rotor.md); 0 = not measured (bwd_peak) */
     int64_t loss_peak;   /* absolute peak of the loss run after this fwd */
     double loss_time;
 } rk_dp_option_cost;
@@ -103,12 +107,14 @@ typedef struct {
     int keep_all;              /* -1 if none */
     int64_t input_size;        /* sum of the block inputs */
     int64_t output_size, output_grad_size;
-    int out_unread;            /* 1: no backward of the class reads its output
-                                  (a block whose output is its input aside),
-                                  so rk-Rotor frees a block's output once the
-                                  next block's backward is done instead of
-                                  keeping it until the block's own backward
-                                  (0: kept, as Rotor does) */
+    int out_rebuilt;           /* 1: rk-Rotor frees a block's output once
+                                  the next block's backward is done, and the
+                                  block's forward before its own backward
+                                  rebuilds it (every option's forward computes
+                                  the output, in place when it is there: the
+                                  same time); every class whose output is not
+                                  one of its inputs.  0: kept until the
+                                  block's own backward, as Rotor does */
 } rk_dp_class_cost;
 
 typedef struct {
@@ -206,7 +212,8 @@ RK_API double rk_dp_table_time(const rk_dp_table *t);      /* Opt(0, L, M); INFI
 RK_API size_t rk_dp_table_bytes(const rk_dp_table *t);     /* memory held by the table */
 RK_API int64_t rk_dp_table_unit(const rk_dp_table *t);     /* bytes per slot */
 RK_API int rk_dp_table_slots(const rk_dp_table *t);        /* M */
-/* Opt(s, t, m) and its decision code (0 = infeasible).  A table whose top
+/* Opt(s, t, m) and its decision code (0 = infeasible), for a_s kept after
+ * the subproblem (the table's layer of flag 0, docs/rk-rotor.md).  A table whose top
  * cell is infeasible holds no cells: INFINITY / 0 everywhere. */
 RK_API double rk_dp_table_opt(const rk_dp_table *t, int s, int t_, int m);
 RK_API int rk_dp_table_decision(const rk_dp_table *t, int s, int t_, int m);

@@ -1,4 +1,5 @@
-/* rotor.c — rk-Rotor's table: Opt(s, t, m) over memory slots, filled by
+/* rotor.c — rk-Rotor's table: Opt(s, t, m) over memory slots (a layer per
+ * flag f: a_s freed right after the subproblem, docs/rk-rotor.md), filled by
  * increasing length with OpenMP (the rows (s, s+len) of one length, each
  * with all its m cells, in parallel; a row waits only for its two direct
  * sub-rows, so no barrier between lengths), the least-memory table that
@@ -49,35 +50,40 @@ void rk_dp_table_free(rk_dp_table *t) {
     free(t);
 }
 
-static inline size_t tb_ix(const rk_dp_table *t, int s, int e) { return (size_t)s * (size_t)(t->L + 1) + (size_t)e; }
-static inline int64_t tb_need(const rk_dp_table *t, int s, int e) { return t->need[tb_ix(t, s, e)]; }
-static inline int64_t tb_hi(const rk_dp_table *t, int s, int e) { return t->hi[tb_ix(t, s, e)]; }
-static inline double *tb_row(const rk_dp_table *t, int s, int e) { return t->opt + t->off[tb_ix(t, s, e)]; }
-static inline int16_t *tb_drow(const rk_dp_table *t, int s, int e) { return t->dec + t->off[tb_ix(t, s, e)]; }
+/* Row (s, e) with flag f (a_s freed right after the subproblem: the block's
+ * backward drops its input, dp_bwd_peak): two layers of (L+1)^2. */
+static inline size_t tb_ix(const rk_dp_table *t, int s, int e, int f) {
+    size_t W = (size_t)t->L + 1;
+    return (size_t)f * W * W + (size_t)s * W + (size_t)e;
+}
+static inline int64_t tb_need(const rk_dp_table *t, int s, int e, int f) { return t->need[tb_ix(t, s, e, f)]; }
+static inline int64_t tb_hi(const rk_dp_table *t, int s, int e, int f) { return t->hi[tb_ix(t, s, e, f)]; }
+static inline double *tb_row(const rk_dp_table *t, int s, int e, int f) { return t->opt + t->off[tb_ix(t, s, e, f)]; }
+static inline int16_t *tb_drow(const rk_dp_table *t, int s, int e, int f) { return t->dec + t->off[tb_ix(t, s, e, f)]; }
 
-int rk_dp_table_feasible(const rk_dp_table *t) { return tb_need(t, 0, t->L) <= t->M; }
+int rk_dp_table_feasible(const rk_dp_table *t) { return tb_need(t, 0, t->L, 0) <= t->M; }
 size_t rk_dp_table_bytes(const rk_dp_table *t) {
     size_t W = (size_t)t->L + 1;
     return sizeof *t + t->n_cells * (sizeof(double) + sizeof(int16_t)) +
-           W * W * (2 * sizeof(int64_t) + sizeof(size_t)) + 3 * W * sizeof(int64_t);
+           2 * W * W * (2 * sizeof(int64_t) + sizeof(size_t)) + 3 * W * sizeof(int64_t);
 }
 int64_t rk_dp_table_unit(const rk_dp_table *t) { return t->unit; }
 int rk_dp_table_slots(const rk_dp_table *t) { return t->M; }
 
-/* The stored cell that answers (s, e, m), or -1 when infeasible. */
-static inline long tb_cell(const rk_dp_table *t, int s, int e, int m) {
+/* The stored cell that answers (s, e, m) with flag f, or -1 when infeasible. */
+static inline long tb_cell(const rk_dp_table *t, int s, int e, int m, int f) {
     if (!t->opt || s < 0 || e > t->L || s >= e || m < 0 || m > t->M) return -1; /* infeasible: no cells */
-    int64_t n = tb_need(t, s, e), h = tb_hi(t, s, e);
+    int64_t n = tb_need(t, s, e, f), h = tb_hi(t, s, e, f);
     if (m < n) return -1;
     if (m > h) m = (int)h;
-    return (long)(t->off[tb_ix(t, s, e)] + (size_t)(m - n));
+    return (long)(t->off[tb_ix(t, s, e, f)] + (size_t)(m - n));
 }
 double rk_dp_table_opt(const rk_dp_table *t, int s, int e, int m) {
-    long c = tb_cell(t, s, e, m);
+    long c = tb_cell(t, s, e, m, 0);
     return c < 0 ? INFINITY : t->opt[c];
 }
 int rk_dp_table_decision(const rk_dp_table *t, int s, int e, int m) {
-    long c = tb_cell(t, s, e, m);
+    long c = tb_cell(t, s, e, m, 0);
     return c < 0 ? 0 : t->dec[c];
 }
 double rk_dp_table_time(const rk_dp_table *t) { return rk_dp_table_opt(t, 0, t->L, t->M); }
@@ -119,12 +125,12 @@ static inline void relax_c(double *restrict b, int32_t *restrict d, double v, in
  * best only when strictly faster, so the result does not depend on the
  * thread that computes the row.  Every index read is >= 0: a candidate's
  * range starts where its shifted reads reach the source row's need. */
-static void fill_row(const rk_dp_table *tb, int s, int e, int32_t *ds) {
+static void fill_row(const rk_dp_table *tb, int s, int e, int f, int32_t *ds) {
     const dp_chain *d = &tb->d;
-    int64_t u = tb->unit, lo = tb_need(tb, s, e), hi = tb_hi(tb, s, e);
+    int64_t u = tb->unit, lo = tb_need(tb, s, e, f), hi = tb_hi(tb, s, e, f);
     if (lo > tb->M) return;
-    double *best = tb_row(tb, s, e); /* best[k] = cell lo + k */
-    int16_t *dec = tb_drow(tb, s, e);
+    double *best = tb_row(tb, s, e, f); /* best[k] = cell lo + k */
+    int16_t *dec = tb_drow(tb, s, e, f);
     int n = (int)(hi - lo + 1);
     for (int k = 0; k < n; k++) {
         best[k] = INFINITY;
@@ -133,17 +139,17 @@ static void fill_row(const rk_dp_table *tb, int s, int e, int32_t *ds) {
     int nopt = dp_cls(d, s)->n_options;
     if (e == s + 1) {
         for (int o = 1; o < nopt; o++) {
-            int64_t a = dp_max(dp_base_need(d, s, o, u), lo);
+            int64_t a = dp_max(dp_base_need(d, s, o, u, f), lo);
             if (a > hi) continue;
             relax_c(best + (a - lo), ds + (a - lo), dp_base_time(d, s, o), o, (int)(hi - a + 1));
         }
     } else {
-        int64_t n1 = tb_need(tb, s + 1, e), h1 = tb_hi(tb, s + 1, e);
+        int64_t n1 = tb_need(tb, s + 1, e, 0), h1 = tb_hi(tb, s + 1, e, 0);
         if (n1 <= tb->M) {
-            const double *sub = tb_row(tb, s + 1, e);
+            const double *sub = tb_row(tb, s + 1, e, 0);
             for (int o = 1; o < nopt; o++) {
                 int64_t sh = dp_case1_shift(d, s, o, u);
-                int64_t a = dp_max(dp_max(dp_case1_thr(d, s, e, o, u), sh + n1), lo);
+                int64_t a = dp_max(dp_max(dp_case1_thr(d, s, e, o, u, f), sh + n1), lo);
                 if (a > hi) continue;
                 const rk_dp_option_cost *x = dp_opt(d, s, o);
                 double c = x->fwd_time + x->bwd_time;
@@ -157,12 +163,13 @@ static void fill_row(const rk_dp_table *tb, int s, int e, int32_t *ds) {
         for (int i = s + 1; i < e; i++) {
             chain = dp_chain_step(d, s, i - 1, chain);
             pre += dp_opt(d, i - 1, 0)->fwd_time;
-            int64_t na = tb_need(tb, i, e), nb = tb_need(tb, s, i);
+            int fi = dp_right_drop(d, i);
+            int64_t na = tb_need(tb, i, e, fi), nb = tb_need(tb, s, i, f);
             if (na > tb->M || nb > tb->M) continue;
-            int64_t ha = tb_hi(tb, i, e), hb = tb_hi(tb, s, i);
+            int64_t ha = tb_hi(tb, i, e, fi), hb = tb_hi(tb, s, i, f);
             int64_t a = dp_max(dp_max(dp_max(dp_ceil(chain + d->G[e], u), sh2 + na), nb), lo);
             if (a > hi) continue;
-            const double *ra = tb_row(tb, i, e), *rb = tb_row(tb, s, i);
+            const double *ra = tb_row(tb, i, e, fi), *rb = tb_row(tb, s, i, f);
             int code = -(i - s);
             /* ra is read directly up to m = ha + sh2, rb up to m = hb */
             int64_t pa = dp_min(hi, ha + sh2), pb = dp_min(hi, hb);
@@ -197,8 +204,8 @@ static void wait_done(atomic_int *f) {
         if (spin > 64) sched_yield();
 }
 
-/* sat(s, t): the requirement (slots) of case 1 all the way with each block's
- * fastest option (ties: the lower index). */
+/* sat(s, t) per flag: the requirement (slots) of case 1 all the way with
+ * each block's fastest option (ties: the lower index). */
 static void sat_table(const dp_chain *d, int64_t u, int64_t *sat) {
     int L = d->L, W = L + 1;
     for (int t = 1; t <= L; t++)
@@ -208,10 +215,13 @@ static void sat_table(const dp_chain *d, int64_t u, int64_t *sat) {
                 const rk_dp_option_cost *x = dp_opt(d, s, o), *y = dp_opt(d, s, best);
                 if (x->fwd_time + x->bwd_time < y->fwd_time + y->bwd_time) best = o;
             }
-            if (t == s + 1) sat[s * W + t] = dp_base_need(d, s, best, u);
-            else
-                sat[s * W + t] = dp_max(dp_case1_thr(d, s, t, best, u),
-                                        dp_case1_shift(d, s, best, u) + sat[(s + 1) * W + t]);
+            for (int f = 0; f < 2; f++) {
+                int64_t *sf = sat + (size_t)f * W * W;
+                if (t == s + 1) sf[s * W + t] = dp_base_need(d, s, best, u, f);
+                else
+                    sf[s * W + t] = dp_max(dp_case1_thr(d, s, t, best, u, f),
+                                           dp_case1_shift(d, s, best, u) + sat[(s + 1) * W + t]);
+            }
         }
 }
 
@@ -244,23 +254,24 @@ rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_par
     t->unit = budget > S ? budget / S + (budget % S != 0) : 1;
     t->M = (int)(budget / t->unit);
     size_t W = (size_t)L + 1;
-    t->need = malloc(W * W * sizeof *t->need);
-    t->hi = malloc(W * W * sizeof *t->hi);
-    t->off = calloc(W * W, sizeof *t->off);
+    t->need = malloc(2 * W * W * sizeof *t->need);
+    t->hi = malloc(2 * W * W * sizeof *t->hi);
+    t->off = calloc(2 * W * W, sizeof *t->off);
     if (!t->need || !t->hi || !t->off) {
         rk_dp_table_free(t);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
     dp_need_table(&t->d, t->unit, t->need, err);
-    for (size_t i = 0; i < W * W; i++) t->hi[i] = 0;
+    for (size_t i = 0; i < 2 * W * W; i++) t->hi[i] = 0;
     sat_table(&t->d, t->unit, t->hi);
-    int feasible = tb_need(t, 0, L) <= t->M;
+    int feasible = tb_need(t, 0, L, 0) <= t->M;
     /* nothing to fill when infeasible */
     size_t n = 0;
     if (feasible)
         for (int s = 0; s < L; s++)
-            for (int e = s + 1; e <= L; e++) {
-                size_t ix = s * W + e;
+            for (int e = s + 1; e <= L; e++)
+                for (int f = 0; f < 2; f++) {
+                size_t ix = tb_ix(t, s, e, f);
                 t->off[ix] = n;
                 int64_t nd = t->need[ix];
                 if (t->hi[ix] > t->M) t->hi[ix] = t->M;
@@ -308,7 +319,8 @@ rk_status rk_dp_table_fill(const rk_dp_costs *c, int64_t budget, const rk_dp_par
                     wait_done(&done[s0 * W + e0 - 1]);
                     wait_done(&done[(s0 + 1) * W + e0]);
                 }
-                fill_row(t, s0, e0, dsc);
+                fill_row(t, s0, e0, 0, dsc);
+                fill_row(t, s0, e0, 1, dsc);
                 atomic_store_explicit(&done[s0 * W + e0], 1, memory_order_release);
             }
         }
@@ -332,17 +344,18 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
     }
     /* pending subproblems (s, t, m); the stack grows as needed */
     int cap = 2 * L + 2, top = 0;
-    int *st = malloc((size_t)cap * 3 * sizeof *st);
+    int *st = malloc((size_t)cap * 4 * sizeof *st);
     if (!st) {
         rk_dp_plan_free(p);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
-    st[0] = 0, st[1] = L, st[2] = t->M, top = 1;
+    st[0] = 0, st[1] = L, st[2] = t->M, st[3] = 0, top = 1;
     while (top > 0) {
         top--;
-        int s = st[3 * top], e = st[3 * top + 1], m = st[3 * top + 2];
-        if (m > tb_hi(t, s, e)) m = (int)tb_hi(t, s, e); /* the same cell answers */
-        int code = rk_dp_table_decision(t, s, e, m);
+        int s = st[4 * top], e = st[4 * top + 1], m = st[4 * top + 2], f = st[4 * top + 3];
+        if (m > tb_hi(t, s, e, f)) m = (int)tb_hi(t, s, e, f); /* the same cell answers */
+        long cell = tb_cell(t, s, e, m, f);
+        int code = cell < 0 ? 0 : t->dec[cell];
         if (code == 0) {
             free(st);
             rk_dp_plan_free(p);
@@ -352,7 +365,7 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
         int64_t u = t->unit;
         if (top + 2 > cap) {
             cap *= 2;
-            int *ns = realloc(st, (size_t)cap * 3 * sizeof *st);
+            int *ns = realloc(st, (size_t)cap * 4 * sizeof *st);
             if (!ns) {
                 free(st);
                 rk_dp_plan_free(p);
@@ -362,15 +375,17 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
         }
         if (code > 0) {
             if (e > s + 1) {
-                st[3 * top] = s + 1, st[3 * top + 1] = e;
-                st[3 * top + 2] = m - (int)dp_case1_shift(&t->d, s, code, u);
+                st[4 * top] = s + 1, st[4 * top + 1] = e;
+                st[4 * top + 2] = m - (int)dp_case1_shift(&t->d, s, code, u);
+                st[4 * top + 3] = 0;
                 top++;
             }
         } else {
             int i = s - code;
-            st[3 * top] = i, st[3 * top + 1] = e, st[3 * top + 2] = m - (int)dp_ceil(t->d.act[s], u);
+            st[4 * top] = i, st[4 * top + 1] = e, st[4 * top + 2] = m - (int)dp_ceil(t->d.act[s], u);
+            st[4 * top + 3] = dp_right_drop(&t->d, i);
             top++;
-            st[3 * top] = s, st[3 * top + 1] = i, st[3 * top + 2] = m;
+            st[4 * top] = s, st[4 * top + 1] = i, st[4 * top + 2] = m, st[4 * top + 3] = f;
             top++;
         }
     }
@@ -385,7 +400,7 @@ int64_t rk_dp_min_memory(const rk_dp_costs *c) {
     rk_error err;
     if (dp_chain_init(&d, c, &err)) return -1;
     size_t W = (size_t)c->n_blocks + 1;
-    int64_t *need = malloc(W * W * sizeof *need);
+    int64_t *need = malloc(2 * W * W * sizeof *need);
     int64_t v = -1;
     if (need) {
         dp_need_table(&d, 1, need, &err);
@@ -413,7 +428,7 @@ rk_status rk_dp_min_budget(const rk_dp_costs *c, int slots, int64_t *out, rk_err
     dp_chain d;
     if ((r = dp_chain_init(&d, c, err))) return r;
     size_t W = (size_t)c->n_blocks + 1;
-    int64_t *need = malloc(W * W * sizeof *need);
+    int64_t *need = malloc(2 * W * W * sizeof *need);
     if (!need) {
         dp_chain_free(&d);
         return rk_fail(err, RK_ENOMEM, "out of memory");

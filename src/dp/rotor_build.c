@@ -34,6 +34,7 @@ typedef struct {
     int64_t peak;
     double time;
     long n_fwd;
+    int dropped;               /* the last bwd emitted forgot its block's input */
     rk_error *err;
 } walk_ctx;
 
@@ -70,18 +71,34 @@ static rk_status fwd(walk_ctx *w, int block, int o) {
     return emit(w, RK_OP_MARK, block, RK_MARK_FWD_END, o);
 }
 
-static rk_status bwd(walk_ctx *w, int block, int o) {
+/* drop: the caller frees the block's input right after; when that lowers
+ * the backward's peak (dp_bwd_peak), its ops forget the input after its last
+ * real use (dp_bwd_drop_input). */
+static rk_status bwd(walk_ctx *w, int block, int o, int drop) {
     rk_status r;
     w->time += dp_opt(w->d, block, o)->bwd_time;
+    w->dropped = 0;
     if (!w->sch) return RK_OK;
     const rk_option *op = option_of(w, block, o);
     if ((r = emit(w, RK_OP_MARK, block, RK_MARK_BWD_BEGIN, o))) return r;
-    if ((r = emit_ops(w, block, op->bwd, op->n_bwd))) return r;
+    if (dp_bwd_peak(w->d, block, o, drop) < dp_opt(w->d, block, o)->bwd_peak) {
+        rk_op *dv;
+        int dn;
+        if ((r = dp_bwd_drop_input(&w->ch->classes[w->ch->blocks[block].cls], op, &dv, &dn, w->err))) return r;
+        if (!dv) return rk_fail(w->err, RK_EFAIL, "internal: block %d's backward cannot drop its input", block);
+        r = emit_ops(w, block, dv, dn);
+        free(dv);
+        if (r) return r;
+        w->dropped = 1;
+    } else if ((r = emit_ops(w, block, op->bwd, op->n_bwd))) {
+        return r;
+    }
     return emit(w, RK_OP_MARK, block, RK_MARK_BWD_END, o);
 }
 
-/* Subproblem (s, t): X bytes are held by the callers besides a_s, a_t, d_t. */
-static rk_status walk(walk_ctx *w, int s, int t, int64_t X) {
+/* Subproblem (s, t): X bytes are held by the callers besides a_s, a_t, d_t;
+ * f: the caller frees a_s right after (dp_bwd_peak). */
+static rk_status walk(walk_ctx *w, int s, int t, int64_t X, int f) {
     const dp_chain *d = w->d;
     int L = d->L;
     int code = rk_dp_plan_get(w->p, s, t);
@@ -106,10 +123,10 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X) {
         } else {
             at_most(w, X + d->G[t] + x->fwd_peak);
             if ((r = fwd(w, s, code))) return r;
-            if ((r = walk(w, s + 1, t, X + d->act[s] + x->saved))) return r;
+            if ((r = walk(w, s + 1, t, X + d->act[s] + x->saved, 0))) return r;
         }
-        at_most(w, X + x->bwd_peak);
-        return bwd(w, s, code);
+        at_most(w, X + dp_bwd_peak(d, s, code, f));
+        return bwd(w, s, code, f);
     }
     if (code == 0) return rk_fail(w->err, RK_EINPUT, "plan: no decision for subproblem (%d, %d)", s, t);
     int i = s - code;
@@ -123,12 +140,15 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X) {
             if ((r = emit(w, RK_OP_FORGET, j - 1, g->output, -1))) return r;
         }
     }
-    if ((r = walk(w, i, t, X + d->act[s]))) return r;
-    if (dp_cls(d, i - 1)->out_unread && w->sch) { /* a_i: only block i-1's forward reads it again, rebuilding it */
+    int fi = dp_right_drop(d, i);
+    if ((r = walk(w, i, t, X + d->act[s], fi))) return r;
+    /* a_i: only block i-1's forward reads it again, rebuilding it (block i's
+     * backward, the last of Opt(i, t), may have forgotten it already) */
+    if (fi && w->sch && !w->dropped) {
         const rk_graph *g = &w->ch->classes[w->ch->blocks[i - 1].cls];
         if ((r = emit(w, RK_OP_FORGET, i - 1, g->output, -1))) return r;
     }
-    return walk(w, s, i, X);
+    return walk(w, s, i, X, f);
 }
 
 static rk_status run_walk(const rk_dp_costs *c, const rk_dp_plan *p, const rk_chain *ch, const rk_dp_options *o,
@@ -139,7 +159,7 @@ static rk_status run_walk(const rk_dp_costs *c, const rk_dp_plan *p, const rk_ch
     rk_status r = dp_chain_init(&d, c, err);
     if (r) return r;
     walk_ctx w = {.d = &d, .p = p, .ch = ch, .opts = o, .sch = sch, .peak = d.act[0], .err = err};
-    r = walk(&w, 0, d.L, 0);
+    r = walk(&w, 0, d.L, 0, 0);
     if (!r && ev) {
         ev->peak = w.peak;
         ev->time = w.time;

@@ -437,15 +437,20 @@ START_TEST(test_random_chains_replayed_and_ordered) {
 }
 END_TEST
 
-START_TEST(test_unread_output_freed) {
-    /* A block whose backward does not read its output (out_unread) has that
-     * output freed once the next block's backward is done; its forward
-     * rebuilds it.  Against the same costs with every output kept (Rotor's
-     * rule), the smallest memory never grows and shrinks on some chains;
-     * schedules at the new smallest budget replay as predicted (solve_check),
-     * with one forget of a block output after a later block's backward. */
+START_TEST(test_output_rebuilt_input_dropped) {
+    /* rk-Rotor frees every block's output once the next block's backward is
+     * done (its forward before its own backward rebuilds it: out_rebuilt),
+     * and a block whose input is freed right after its backward (case 2's
+     * checkpoint) forgets that input after its last real use
+     * (bwd_peak_drop).  Against the same costs under the rules before (an
+     * output kept unless no backward of its block reads it; no input
+     * dropped), and with only the input drop off, the smallest memory never
+     * grows and shrinks on some chains; schedules at the new smallest
+     * budget replay as predicted (solve_check), with forgets of block outputs
+     * after a later block's backward and of a block's input inside its own
+     * backward. */
     fx_rng r = {4242};
-    int lower = 0, freed = 0;
+    int lower = 0, lower_drop = 0, freed = 0, freed_read = 0, dropped = 0;
     for (int k = 0; k < 24; k++) {
         int L = fx_int(&r, 2, 10);
         rk_chain ch;
@@ -453,6 +458,8 @@ START_TEST(test_unread_output_freed) {
         rk_dp_options o;
         rk_dp_costs c;
         setup_chain(&ch, 0, &o, &c);
+        int *keep = malloc((size_t)c.n_classes * sizeof *keep), *rule = malloc((size_t)c.n_classes * sizeof *rule);
+        int64_t **drop = malloc((size_t)c.n_classes * sizeof *drop);
         for (int q = 0; q < c.n_classes; q++) {
             const rk_graph *g = &ch.classes[q];
             int read = 0;
@@ -460,16 +467,33 @@ START_TEST(test_unread_output_freed) {
                 for (int e = 0; e < g->c[n].n_uses; e++)
                     read |= g->c[n].kind == RK_C_BWD && g->c[n].uses[e].data == g->output &&
                             g->c[n].uses[e].kind == RK_EDGE_REAL;
-            ck_assert_int_eq(c.classes[q].out_unread, !read);
+            ck_assert_int_eq(c.classes[q].out_rebuilt, 1); /* no class's output is its input */
+            keep[q] = c.classes[q].out_rebuilt;
+            rule[q] = !read;
+            drop[q] = malloc((size_t)c.classes[q].n_options * sizeof **drop);
+            for (int x = 0; x < c.classes[q].n_options; x++) {
+                ck_assert_int_le(c.classes[q].opt[x].bwd_peak_drop, c.classes[q].opt[x].bwd_peak);
+                drop[q][x] = c.classes[q].opt[x].bwd_peak_drop;
+            }
         }
         int64_t now = rk_dp_min_memory(&c);
-        int *keep = malloc((size_t)c.n_classes * sizeof *keep);
-        for (int q = 0; q < c.n_classes; q++) keep[q] = c.classes[q].out_unread, c.classes[q].out_unread = 0;
+        for (int q = 0; q < c.n_classes; q++)
+            for (int x = 0; x < c.classes[q].n_options; x++) c.classes[q].opt[x].bwd_peak_drop = 0;
+        int64_t no_drop = rk_dp_min_memory(&c);
+        for (int q = 0; q < c.n_classes; q++) c.classes[q].out_rebuilt = rule[q];
         int64_t before = rk_dp_min_memory(&c);
-        for (int q = 0; q < c.n_classes; q++) c.classes[q].out_unread = keep[q];
+        for (int q = 0; q < c.n_classes; q++) {
+            c.classes[q].out_rebuilt = keep[q];
+            for (int x = 0; x < c.classes[q].n_options; x++) c.classes[q].opt[x].bwd_peak_drop = drop[q][x];
+            free(drop[q]);
+        }
+        free(drop);
         free(keep);
-        ck_assert_int_le(now, before);
+        free(rule);
+        ck_assert_int_le(now, no_drop);
+        ck_assert_int_le(no_drop, before);
         lower += now < before;
+        lower_drop += now < no_drop;
         rk_dp_params p;
         params(&p, 500, 2, 0);
         int64_t mb;
@@ -479,22 +503,40 @@ START_TEST(test_unread_output_freed) {
         rk_sim_result sim;
         rk_schedule s;
         ck_assert(solve_check(&ch, &o, &c, RK_DP_ROCKMATE, mb, &p, &res, &sim, &s));
-        /* a forget of block b's output after the backward of a later block */
-        for (int i = 0, bwd_after = 0; i < s.n_ops; i++) {
+        for (int i = 0, bwd_after = 0, in_bwd = -1; i < s.n_ops; i++) {
             const rk_op *op = &s.ops[i];
-            if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_END) bwd_after = op->block;
-            if (op->kind == RK_OP_FORGET && op->node == ch.classes[ch.blocks[op->block].cls].output &&
-                bwd_after > op->block && i > 0 && s.ops[i - 1].kind == RK_OP_MARK &&
+            if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_BEGIN) in_bwd = op->block;
+            if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_END) bwd_after = op->block, in_bwd = -1;
+            if (op->kind != RK_OP_FORGET) continue;
+            const rk_graph *g = &ch.classes[ch.blocks[op->block].cls];
+            /* a block's output after a later block's backward */
+            if (op->node == g->output && bwd_after > op->block && s.ops[i - 1].kind == RK_OP_MARK &&
                 s.ops[i - 1].node == RK_MARK_BWD_END) {
-                ck_assert(c.classes[ch.blocks[op->block].cls].out_unread);
                 freed++;
+                /* one whose own backward reads it (kept before out_rebuilt) */
+                for (int n = 0; n < g->n_c; n++)
+                    for (int e = 0; e < g->c[n].n_uses; e++)
+                        if (g->c[n].kind == RK_C_BWD && g->c[n].uses[e].data == g->output &&
+                            g->c[n].uses[e].kind == RK_EDGE_REAL) {
+                            freed_read++;
+                            n = g->n_c;
+                            break;
+                        }
+            }
+            /* a block's input inside its own backward */
+            if (op->block == in_bwd && op->node == g->inputs[0]) {
+                ck_assert_int_gt(op->block, 0);
+                dropped++;
             }
         }
         rk_schedule_free(&s);
         teardown(&ch, &o, &c);
     }
     ck_assert_int_gt(lower, 0);
+    ck_assert_int_gt(lower_drop, 0);
     ck_assert_int_gt(freed, 0);
+    ck_assert_int_gt(freed_read, 0);
+    ck_assert_int_gt(dropped, 0);
 }
 END_TEST
 
@@ -784,7 +826,7 @@ static Suite *dp_suite(void) {
     tcase_add_test(t, test_long_chain_tight_budget);
     tcase_add_test(t, test_table_size_long_chain);
     tcase_add_test(t, test_zero_sizes);
-    tcase_add_test(t, test_unread_output_freed);
+    tcase_add_test(t, test_output_rebuilt_input_dropped);
     tcase_add_test(t, test_cli_solve);
     suite_add_tcase(s, t);
     return s;
