@@ -288,8 +288,8 @@ struct rk_checkmate_grid {
     char prefix[256];
     rk_checkmate_model *m;
     int P, S;
-    int nb, nall;            /* budgets; + the seeds: the min-peak one (B[nb]) when
-                                there is one, then the greedy ones */
+    int nb, nall;            /* budgets; + the seeds: the min-peak ones (from B[nb])
+                                when there are, then the greedy ones */
     int first_greedy;        /* index of the first greedy seed (seeds' options are options) */
     budget *B;
     int *at;                 /* at[i * S + j]: the budget of grid point (i, j) (duplicates share one) */
@@ -405,18 +405,20 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     gr->S = S;
     rk_status r = rk_checkmate_model_build(g, &gr->m, err);
     if (r) goto fail;
-    double *xmin = NULL;
-    r = cm_peak_range_work(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin, &gr->setup_nodes,
+    double *xmin = NULL, *xfwd = NULL;
+    r = cm_peak_range_work(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin,
+                           gr->p.no_fwd_min_peak ? NULL : &xfwd, &gr->setup_nodes,
                            &gr->setup_iters, err);
     if (r) goto fail;
     int64_t minp = gr->min_peak, maxp = gr->max_peak, out_size = g->d[g->output].size;
     int n_greedy = gr->p.greedy_step > 0 ? P / gr->p.greedy_step + 2 : 0;
-    budget *B = gr->B = calloc((size_t)P * (size_t)S + 1 + (size_t)n_greedy, sizeof *B);
+    budget *B = gr->B = calloc((size_t)P * (size_t)S + 2 + (size_t)n_greedy, sizeof *B);
     gr->at = malloc((size_t)P * (size_t)S * sizeof *gr->at);
     gr->rank = malloc(((size_t)P * (size_t)S + 1) * sizeof *gr->rank);
     int *ord = malloc(((size_t)P * (size_t)S + 1) * sizeof *ord);
     if (!B || !gr->at || !gr->rank || !ord) {
         free(xmin);
+        free(xfwd);
         free(ord);
         r = rk_fail(err, RK_ENOMEM, "out of memory");
         goto fail;
@@ -464,24 +466,31 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
         gr->rank[ord[a]] = a;
     }
     free(ord);
-    /* the min-peak schedule seeds the incumbents (level -1, never reused as
-     * an optimum) and is an option (rk_checkmate_grid_options) */
-    if (xmin) {
-        budget *sd = &B[nb];
+    /* the min-peak schedules (the least peak, and the least with the
+     * output's gradient beside the forward) seed the incumbents (level -1,
+     * never reused as an optimum) and are options (rk_checkmate_grid_options) */
+    double *xs[2] = {xmin, xfwd};
+    for (int q = 0; q < 2; q++) {
+        if (!xs[q]) continue;
+        budget *sd = &B[gr->nall];
         sd->level = -1;
         sd->state = B_UNKNOWN;
-        sd->owner = nb;
+        sd->owner = gr->nall;
         sd->i = sd->j = -1;
         sd->done = 1;
         rk_op *ops = NULL;
         int nops = 0;
         double t2;
-        sd->x = xmin;
-        gr->nall = nb + 1;
-        r = cm_decode_replay(gr->m, xmin, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
+        sd->x = xs[q];
+        xs[q] = NULL;
+        gr->nall++;
+        r = cm_decode_replay(gr->m, sd->x, &ops, &nops, &sd->obj, &sd->peak, &t2, err);
         free(ops);
-        if (!r) r = rk_checkmate_model_decode_option(gr->m, xmin, sd->peak, -1, &sd->opt, &sd->obj, err);
-        if (r) goto fail;
+        if (!r) r = rk_checkmate_model_decode_option(gr->m, sd->x, sd->peak, -1, &sd->opt, &sd->obj, err);
+        if (r) {
+            free(xs[1]);
+            goto fail;
+        }
         sd->saved = sd->opt.saved;
         sd->p = sd->peak;
         sd->s = sd->saved;

@@ -102,8 +102,11 @@ struct rk_checkmate_model {
 };
 
 /* Emit the LP; peak_var != 0 makes M_peak a column (index n_cols) minimised
- * instead (min-peak ILP, time objective dropped). */
-rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var,
+ * instead (min-peak ILP, time objective dropped); fwd_extra bytes are added
+ * to the peak rows of the stages before the loss's (min-peak ILP only: the
+ * forward run beside the output's gradient, as rk-Rotor runs a block's
+ * last forward). */
+rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var, int64_t fwd_extra,
                       rk_lp **lp, rk_error *err);
 
 /* The MILP parameters of one rk-Checkmate ILP (time and node limits, gap,
@@ -133,11 +136,15 @@ double cm_obj_offset(const rk_checkmate_model *m);
  * min-peak ILP's solution (malloc'ed, n_cols + 1 values) when there is one. */
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err);
-/* The same, also adding the min-peak ILP's B&B nodes and simplex iterations
- * to *nodes and *iters (may be NULL). */
+/* The same, also adding the min-peak ILPs' B&B nodes and simplex iterations
+ * to *nodes and *iters (may be NULL); *xfwd (may be NULL) receives the
+ * solution of the min-peak ILP whose forward stages hold the output's
+ * gradient too (cm_model_lp's fwd_extra): the least max(forward peak +
+ * output gradient, backward peak), the block's need when rk-Rotor runs its
+ * forward again before its backward. */
 rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
-                             int64_t *min_peak, int64_t *max_peak, double **xmin, long *nodes, long *iters,
-                             rk_error *err);
+                             int64_t *min_peak, int64_t *max_peak, double **xmin, double **xfwd, long *nodes,
+                             long *iters, rk_error *err);
 
 /* Replace x (a schedule of the model that fits (m_peak, m_save)) by the one
  * with the same runs that holds the least memory at every step (cm_solve.c). */

@@ -916,8 +916,8 @@ done:
 
 double cm_obj_offset(const rk_checkmate_model *m) { return m->time_const; }
 
-rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var, rk_lp **out,
-                      rk_error *err) {
+rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var, int64_t fwd_extra,
+                      rk_lp **out, rk_error *err) {
     *out = NULL;
     if (m->infeasible) return rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: the graph has no schedule (%s)", m->why);
     if (!peak_var && m->fixed_peak > m_peak)
@@ -945,6 +945,10 @@ rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_sav
     int *cols = NULL;
     double *vals = NULL;
     int cap = 0;
+    int loss_stage = -1; /* stages follow g->topo */
+    if (peak_var && fwd_extra > 0)
+        for (int t = 0; t < m->g->n_c; t++)
+            if (m->g->topo[t] == m->g->loss) loss_stage = t;
     for (int i = 0; i < m->n_rows; i++) {
         const cm_row *rw = &m->rows[i];
         double lb = rw->lb - rw->e.c0, ub = rw->ub - rw->e.c0;
@@ -952,6 +956,7 @@ rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_sav
         if (rw->kind == CM_RHS_PEAK) {
             if (peak_var) extra = 1;
             else ub += (double)m_peak + 0.5;
+            if (peak_var && rw->t < loss_stage) ub -= (double)fwd_extra;
         } else if (rw->kind == CM_RHS_SAVE) {
             if (m_save < 0 || peak_var) continue;
             ub += (double)m_save + 0.5;
@@ -1068,7 +1073,7 @@ oom:
 
 rk_status rk_checkmate_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, rk_lp **lp,
                                 rk_error *err) {
-    return cm_model_lp(m, m_peak, m_save, 0, lp, err);
+    return cm_model_lp(m, m_peak, m_save, 0, 0, lp, err);
 }
 
 /* Round the integer columns of x to the nearest integer (every column of the

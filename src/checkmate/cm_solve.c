@@ -129,13 +129,14 @@ static rk_status option_full_peak(const rk_graph *g, const rk_option *o, int64_t
 
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err) {
-    return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, err);
+    return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, NULL, err);
 }
 
 rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
-                             int64_t *min_peak, int64_t *max_peak, double **xmin, long *nodes, long *iters,
-                             rk_error *err) {
+                             int64_t *min_peak, int64_t *max_peak, double **xmin, double **xfwd, long *nodes,
+                             long *iters, rk_error *err) {
     if (xmin) *xmin = NULL;
+    if (xfwd) *xfwd = NULL;
     rk_option ka, as;
     rk_status r = rk_option_keep_all(g, &ka, err);
     if (r) return r;
@@ -169,7 +170,7 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
         free(x);
         return r;
     }
-    r = cm_model_lp(m, 0, -1, 1, &lp, err);
+    r = cm_model_lp(m, 0, -1, 1, 0, &lp, err);
     if (r) return r;
     char name[300];
     snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
@@ -190,6 +191,30 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
             /* the least saved memory for its runs: the seed fits more budgets */
             cm_lean_schedule(m, pk, -1, res.x);
             *xmin = res.x;
+            res.x = NULL;
+        }
+    }
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+    if (r || !xfwd || g->d[g->output_grad].size <= 0) return r;
+    if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
+    /* the same with the output's gradient beside the forward stages */
+    r = cm_model_lp(m, 0, -1, 1, g->d[g->output_grad].size, &lp, err);
+    if (r) return r;
+    snprintf(name, sizeof name, "%s_minpeak_fwd", p->export_prefix ? p->export_prefix : "block");
+    r = cm_export_and_solve(p, name, lp, &res, err);
+    if (!r && nodes) *nodes += res.nodes;
+    if (!r && iters) *iters += res.iterations;
+    if (!r && res.has_solution) {
+        rk_op *ops = NULL;
+        int n = 0;
+        double obj, t;
+        int64_t pk;
+        r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
+        free(ops);
+        if (!r) {
+            cm_lean_schedule(m, pk, -1, res.x);
+            *xfwd = res.x;
             res.x = NULL;
         }
     }
@@ -225,7 +250,7 @@ rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *
 void cm_lean_schedule(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, double *x) {
     rk_lp *lp = NULL;
     rk_error e;
-    if (cm_model_lp(m, m_peak, m_save, 0, &lp, &e) != RK_OK) return;
+    if (cm_model_lp(m, m_peak, m_save, 0, 0, &lp, &e) != RK_OK) return;
     int n = m->n_cols;
     double *w = calloc((size_t)(n ? n : 1), sizeof *w);
     if (!w) {

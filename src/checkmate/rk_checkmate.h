@@ -80,6 +80,12 @@ typedef struct {
                                grid's points are left without a schedule, so
                                its options are the greedy ones (greedy_step).
                                0 (default): no limit */
+    int no_fwd_min_peak;    /* 1: rk_checkmate_grid_new solves only the
+                               min-peak ILP; 0 (default): also the min-peak
+                               ILP whose forward stages hold the output's
+                               gradient (the block's forward run again
+                               before its backward, as rk-Rotor does), whose
+                               schedule is an option too */
     rk_checkmate_solve_fn solve; /* NULL: rk_milp_solve */
     void *solve_ctx;
 } rk_checkmate_params;
