@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <set>
 #include <sstream>
 
 #include "exec_internal.h"
@@ -257,6 +258,82 @@ static bool loss_output(Model &M) {
     return true;
 }
 
+// The analysis run holds no autograd graph and, on a device, no value past
+// its last use, so that it needs little more than the largest layer's data:
+// a model whose training step does not fit in the device's memory can still
+// be loaded (issue 18).  Every activation the run keeps is a detached tensor (a
+// leaf) carrying the requires-grad flag autograd gave it, so the next node
+// computes its own flag as in the real graph but keeps nothing of the graph
+// behind it; in-place nodes run without grad mode (autograd refuses in-place
+// writes into leaves that require grad) and their result requires grad when
+// any floating-point input does, as autograd would make it.
+static IValue leaf_of(const IValue &v) {
+    if (v.isTensor()) {
+        const at::Tensor &t = v.toTensor();
+        if (!t.defined()) return v;
+        at::Tensor d = t.detach();
+        if (t.requires_grad()) d.requires_grad_(true);
+        return d;
+    }
+    if (v.isTensorList()) {
+        c10::List<at::Tensor> l;
+        for (const at::Tensor &t : v.toTensorList()) l.push_back(leaf_of(t).toTensor());
+        return l;
+    }
+    if (v.isTuple()) {
+        std::vector<IValue> e;
+        for (const IValue &x : v.toTupleRef().elements()) e.push_back(leaf_of(x));
+        return c10::ivalue::Tuple::create(std::move(e));
+    }
+    return v; // generic lists and dicts of constructs keep their elements (their inputs are leaves)
+}
+
+// What stays of a value nothing reads any more: when tracing on a device, a
+// copy on the host (the blocks' outputs are taken from the run's values once
+// the blocks are known); otherwise a tensor on the meta device (its shape,
+// dtype and flag, no data).
+static IValue retire(const IValue &v, bool to_host) {
+    if (v.isTensor()) {
+        const at::Tensor &t = v.toTensor();
+        if (!t.defined() || t.is_meta() || (to_host && t.is_cpu())) return v;
+        at::Tensor h = to_host ? t.detach().to(at::kCPU)
+                               : at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
+        if (t.requires_grad()) h.requires_grad_(true);
+        return h;
+    }
+    if (v.isTensorList()) {
+        c10::List<at::Tensor> l;
+        for (const at::Tensor &t : v.toTensorList()) l.push_back(retire(t, to_host).toTensor());
+        return l;
+    }
+    if (v.isTuple()) {
+        std::vector<IValue> e;
+        for (const IValue &x : v.toTupleRef().elements()) e.push_back(retire(x, to_host));
+        return c10::ivalue::Tuple::create(std::move(e));
+    }
+    return v;
+}
+
+static bool writes_an_argument(const Node *n) {
+    if (const c10::FunctionSchema *sch = n->maybeSchema())
+        for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
+            const c10::AliasInfo *a = sch->arguments()[i].alias_info();
+            if (a && a->isWrite()) return true;
+        }
+    return false;
+}
+
+// Values the end of the run still reads: the graph's outputs and, through
+// list / tuple / dict constructs and unpacks, what they are made of.
+static void mark_kept(const Value *v, std::set<const Value *> &kept) {
+    if (!kept.insert(v).second) return;
+    const Node *d = v->node();
+    auto k = d->kind();
+    if (k == prim::ListConstruct || k == prim::TupleConstruct || k == prim::DictConstruct || k == prim::ListUnpack ||
+        k == prim::TupleUnpack)
+        for (const Value *u : d->inputs()) mark_kept(u, kept);
+}
+
 // Step 1 and 2 of rk-GB: run the whole graph once, classify every node by
 // what its outputs alias, and build the groups (one per allocation).
 void analyse(Model &M) {
@@ -289,6 +366,27 @@ void analyse(Model &M) {
         M.vi[ins[i]] = I;
         M.groups.push_back(G);
     }
+    // Values past their last use are retired (see retire), unless tracing on the CPU (where the block
+    // outputs are taken from the run's values, in the same memory).
+    std::set<const Value *> kept;
+    for (const Value *v : g.outputs()) mark_kept(v, kept);
+    std::vector<std::pair<int, const Value *>> last_use; // (index of the last reader, value)
+    bool to_host = M.keep_block_outputs;
+    if (M.cuda || !M.keep_block_outputs) {
+        for (const Node *n : g.nodes())
+            for (const Value *v : n->outputs()) {
+                if (kept.count(v)) continue;
+                int last = M.node_index.at(n);
+                for (const torch::jit::Use &u : v->uses()) {
+                    auto it = M.node_index.find(u.user);
+                    last = it == M.node_index.end() ? INT32_MAX : std::max(last, it->second);
+                }
+                if (last != INT32_MAX) last_use.push_back({last, v});
+            }
+        std::sort(last_use.begin(), last_use.end(),
+                  [](const auto &a, const auto &b) { return a.first < b.first; });
+    }
+    size_t next_dead = 0;
     // Two passes: the model's nodes, then (for a model returning several
     // tensors) the nodes that join them into one output (loss_output).
     for (int pass = 0; pass < 2; pass++) {
@@ -298,12 +396,22 @@ void analyse(Model &M) {
     for (Node *n : pending) M.node_index.emplace(n, idx++);
     for (Node *n : pending) {
         if (n->kind() != prim::Constant && n->kind() != prim::GetAttr) M.st.nodes_ops++;
+        for (int here = M.node_index.at(n); next_dead < last_use.size() && last_use[next_dead].first < here;
+             next_dead++) {
+            auto it = env.find(last_use[next_dead].second);
+            if (it != env.end() && M.vi.count(it->first) && M.vi.at(it->first).kind != VK::Static)
+                it->second = retire(it->second, to_host);
+        }
         Stack st;
-        bool dyn = false;
+        bool dyn = false, input_rg = false;
         for (const Value *u : n->inputs()) {
             st.push_back(env.at(u));
             if (M.vi.at(u).kind != VK::Static) dyn = true;
+            std::vector<at::Tensor> ts;
+            tensors_in(st.back(), ts);
+            for (const at::Tensor &t : ts) input_rg = input_rg || (t.defined() && t.requires_grad());
         }
+        bool inplace = writes_an_argument(n);
         if (dyn) M.st.nodes_dynamic++;
         // Random nodes: those TorchScript marks nondeterministic (dropout,
         // bernoulli, ...) and any other that consumes generator state (e.g.
@@ -316,7 +424,12 @@ void analyse(Model &M) {
         at::Tensor rng_before;
         if (!interp) rng_before = rng_get(M.cuda);
         try {
-            run_node(M, n, st);
+            if (inplace) {
+                at::NoGradGuard no_grad;
+                run_node(M, n, st);
+            } else {
+                run_node(M, n, st);
+            }
         } catch (const c10::Error &e) {
             fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " + e.what_without_backtrace());
         }
@@ -326,7 +439,11 @@ void analyse(Model &M) {
         if (st.size() != n->outputs().size())
             fail(RK_EFAIL, "operation left " + std::to_string(st.size()) + " values for " +
                                std::to_string(n->outputs().size()) + " outputs: " + where(n));
-        for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = st[i];
+        if (inplace && input_rg && st.size() == 1 && st[0].isTensor() && st[0].toTensor().defined() &&
+            st[0].toTensor().is_floating_point() && !st[0].toTensor().requires_grad())
+            st[0].toTensor().requires_grad_(true); // a leaf of this run: as autograd would flag the result
+        // (static values keep their autograd graph: group_params finds the parameters behind them)
+        for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = dyn ? leaf_of(st[i]) : st[i];
         if (n->outputs().empty()) continue; // a check without a result (torch.export's metadata asserts)
         auto k = n->kind();
         if (!dyn || is_size_like(n)) {

@@ -138,6 +138,7 @@ struct Model {
     std::vector<std::string> class_canon;
     std::vector<int> class_rep; // first block of each class
     rk_trace_stats st{};
+    bool keep_block_outputs = false; // load_model's for_tracing
     std::unordered_map<const Node *, torch::jit::Operation> ops;
     std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
     std::unordered_map<int, std::vector<at::Tensor>> block_output; // analysis-run data of each block's output
@@ -228,7 +229,10 @@ void backward_measured(const at::Tensor &loss);
 
 std::vector<at::Tensor> make_inputs(const rk_exec_options *o);
 // Load, inline, analyse, simplify, cut into blocks and classify.
-void load_model(Model &M, const rk_exec_options *o);
+// for_tracing: the blocks' outputs of the analysis run are kept (M.block_output,
+// for the tracer's measurements); otherwise its values are dropped after their
+// last use (run, train: they need the structure only).
+void load_model(Model &M, const rk_exec_options *o, bool for_tracing = false);
 std::vector<at::Tensor> params_of(Model &M);
 // Bytes of the parameters, of those that require grad (their gradients), of the buffers.
 void param_memory(Model &M, int64_t *params, int64_t *grads, int64_t *buffers);

@@ -136,7 +136,8 @@ std::vector<at::Tensor> make_inputs(const rk_exec_options *o) {
 
 // -------------------------------------------------------------- the model
 
-void load_model(Model &M, const rk_exec_options *o) {
+void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
+    M.keep_block_outputs = for_tracing;
     select_device(M, o->device, o->memory_cap);
     install_allocator();
     // Op by op, as the executor runs: the plain step must run the same kernels.
@@ -166,6 +167,9 @@ void load_model(Model &M, const rk_exec_options *o) {
     if (M.cuda) M.module.to(M.dev);
     M.inputs = make_inputs(o);
     for (auto &t : M.inputs) t = t.to(M.dev);
+    Mem A(M);
+    A.reset_peak();
+    int64_t before = A.cur();
     rng_seed(M.cuda, o->seed);
     expand_rnns(M);
     analyse(M);
@@ -173,11 +177,13 @@ void load_model(Model &M, const rk_exec_options *o) {
     classify_blocks(M);
     // Keep only the blocks' outputs of the analysis run: tracing measures a
     // block from its input without running the blocks before it.
-    for (size_t b = 0; b + 1 < M.block_end.size(); b++) {
+    for (size_t b = 0; for_tracing && b + 1 < M.block_end.size(); b++) {
         int g = M.order[M.block_end[b] - 1];
-        for (const Value *v : M.groups[g].outs) M.block_output[g].push_back(M.env.at(v).toTensor().detach());
+        for (const Value *v : M.groups[g].outs) // (on a device, moved to the host after their last use)
+            M.block_output[g].push_back(M.env.at(v).toTensor().detach().to(M.dev));
     }
     M.env.clear();
+    M.st.analysis_peak = A.peak() - before;
 }
 
 std::vector<at::Tensor> params_of(Model &M) {

@@ -163,7 +163,7 @@ static std::vector<std::vector<std::vector<char>>> accumulating_params(Model &M)
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     double t0 = now_us(); // wall clock of the whole trace
     Model M;
-    load_model(M, o);
+    load_model(M, o, /*for_tracing=*/true);
     Mem A(M);
     auto params = params_of(M);
     clear_param_grads(params);

@@ -160,6 +160,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     int64_t input_bytes = 0;
     for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
     res->input_bytes = input_bytes;
+    res->analysis_peak = M.st.analysis_peak;
     res->n_params = (int)params.size();
     param_memory(M, &res->param_bytes, &res->param_grad_bytes, &res->buffer_bytes);
     int iters = ro->iters > 0 ? ro->iters : 3;

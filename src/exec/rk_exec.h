@@ -74,6 +74,9 @@ typedef struct {
     int split_bwd_unequal;       /* nodes that could be split but whose parts' gradients differ from
                                     the one call's bit for bit: kept whole */
     char split_warning[512];     /* "" or the first such node */
+    int64_t analysis_peak;       /* bytes the analysis run (rk-GB's one run of the whole model on the
+                                    example inputs, which every command loading a model makes) held at
+                                    its peak on the device, beyond the parameters and inputs */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */
@@ -111,6 +114,8 @@ typedef struct {
                                     order, space-separated, each with its largest absolute
                                     difference ("h.0.attn.c_attn.weight:3.7e-09"), cut short
                                     with "..." */
+    int64_t analysis_peak;       /* bytes the model's loading (rk-GB's analysis run) held at its peak
+                                    on the device (rk_trace_stats.analysis_peak) */
     double loss;                 /* the loss value of the schedule's step */
     int n_params;
     int64_t input_bytes;

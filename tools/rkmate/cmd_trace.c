@@ -21,12 +21,12 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f, "
                 "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"split_bwd\": %d, "
-                "\"split_bwd_unequal\": %d, \"rnn_warning\": ",
+                "\"split_bwd_unequal\": %d, \"analysis_peak\": %lld, \"rnn_warning\": ",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
                 st->max_forward_diff, (long long)plain_peak, st->seconds, st->rnn_expanded, st->rnn_steps,
-                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal);
+                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal, (long long)st->analysis_peak);
         if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
         else fputs("null", f);
         fputs("}\n", f);

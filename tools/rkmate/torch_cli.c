@@ -74,8 +74,10 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
         solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 1);
         printf("\"measured_reserved\": %lld, \"baseline_reserved\": %lld, ", (long long)r->measured_reserved,
                (long long)r->baseline_reserved);
-        printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d}\n",
-               (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops);
+        printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d, "
+               "\"analysis_peak\": %lld}\n",
+               (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops,
+               (long long)r->analysis_peak);
         return;
     }
     char a[32], b[32], c[32];
