@@ -127,6 +127,41 @@ static rk_status option_full_peak(const rk_graph *g, const rk_option *o, int64_t
     return r;
 }
 
+/* One min-peak ILP (M_peak a variable, minimised; fwd_extra as cm_model_lp's: the output's gradient
+ * beside the forward stages, 0 for none): its replayed peak lowers *peak, and its solution, leaned
+ * (the least saved memory for its runs: the seed fits more budgets), goes to *x when x is given. */
+static rk_status min_peak_ilp(const rk_checkmate_params *p, const rk_checkmate_model *m, int64_t fwd_extra,
+                              const char *suffix, long *nodes, long *iters, double **x, int64_t *peak,
+                              rk_error *err) {
+    rk_lp *lp = NULL;
+    rk_status r = cm_model_lp(m, 0, -1, 1, fwd_extra, &lp, err);
+    if (r) return r;
+    char name[300];
+    snprintf(name, sizeof name, "%s_%s", p->export_prefix ? p->export_prefix : "block", suffix);
+    rk_milp_result res;
+    r = cm_export_and_solve(p, name, lp, &res, err);
+    if (!r && nodes) *nodes += res.nodes;
+    if (!r && iters) *iters += res.iterations;
+    if (!r && res.has_solution) {
+        /* the last column is Mpeak; the others are the model's */
+        rk_op *ops = NULL;
+        int n = 0;
+        double obj, t;
+        int64_t pk;
+        r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
+        free(ops);
+        if (!r && pk < *peak) *peak = pk;
+        if (!r && x) {
+            cm_lean_schedule(m, pk, -1, res.x);
+            *x = res.x;
+            res.x = NULL;
+        }
+    }
+    rk_milp_result_free(&res);
+    rk_lp_free(lp);
+    return r;
+}
+
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err) {
     return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, NULL, err);
@@ -152,7 +187,6 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
     *max_peak = kp;
     *min_peak = ap < kp ? ap : kp;
     /* min-peak ILP: M_peak a variable, minimised */
-    rk_lp *lp = NULL;
     /* past the deadline: the asap peak, no ILP */
     if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
     /* a model too large for the ILP: the greedy's least peak */
@@ -170,57 +204,12 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
         free(x);
         return r;
     }
-    r = cm_model_lp(m, 0, -1, 1, 0, &lp, err);
-    if (r) return r;
-    char name[300];
-    snprintf(name, sizeof name, "%s_minpeak", p->export_prefix ? p->export_prefix : "block");
-    rk_milp_result res;
-    r = cm_export_and_solve(p, name, lp, &res, err);
-    if (!r && nodes) *nodes += res.nodes;
-    if (!r && iters) *iters += res.iterations;
-    if (!r && res.has_solution) {
-        /* the last column is Mpeak; the others are the model's */
-        rk_op *ops = NULL;
-        int n = 0;
-        double obj, t;
-        int64_t pk;
-        r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
-        free(ops);
-        if (!r && pk < *min_peak) *min_peak = pk;
-        if (!r && xmin) {
-            /* the least saved memory for its runs: the seed fits more budgets */
-            cm_lean_schedule(m, pk, -1, res.x);
-            *xmin = res.x;
-            res.x = NULL;
-        }
-    }
-    rk_milp_result_free(&res);
-    rk_lp_free(lp);
+    r = min_peak_ilp(p, m, 0, "minpeak", nodes, iters, xmin, min_peak, err);
     if (r || !xfwd || g->d[g->output_grad].size <= 0) return r;
     if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
     /* the same with the output's gradient beside the forward stages */
-    r = cm_model_lp(m, 0, -1, 1, g->d[g->output_grad].size, &lp, err);
-    if (r) return r;
-    snprintf(name, sizeof name, "%s_minpeak_fwd", p->export_prefix ? p->export_prefix : "block");
-    r = cm_export_and_solve(p, name, lp, &res, err);
-    if (!r && nodes) *nodes += res.nodes;
-    if (!r && iters) *iters += res.iterations;
-    if (!r && res.has_solution) {
-        rk_op *ops = NULL;
-        int n = 0;
-        double obj, t;
-        int64_t pk;
-        r = cm_decode_replay(m, res.x, &ops, &n, &obj, &pk, &t, err);
-        free(ops);
-        if (!r) {
-            cm_lean_schedule(m, pk, -1, res.x);
-            *xfwd = res.x;
-            res.x = NULL;
-        }
-    }
-    rk_milp_result_free(&res);
-    rk_lp_free(lp);
-    return r;
+    int64_t fwd_peak = INT64_MAX;
+    return min_peak_ilp(p, m, g->d[g->output_grad].size, "minpeak_fwd", nodes, iters, xfwd, &fwd_peak, err);
 }
 
 rk_status rk_checkmate_peak_range(const rk_graph *g, const rk_checkmate_params *p, int64_t *min_peak,
