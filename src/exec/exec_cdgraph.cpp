@@ -7,7 +7,9 @@
 // weight part b3_convolutionw (its gradient, phantoms, its inputs really; no
 // output: parameter gradients are outside the budget), then the input part
 // b3_convolution (its gradient, phantoms, its inputs' shapes only; their
-// gradients).  Names are stable (f3_matmul, d3_matmul, ...), so that
+// gradients).  A node read only through pieces (exec_pieces.cpp) has a grad
+// D-node per piece (g3_linear_p0, ...) instead of its own, each produced by
+// the piece's reader's backward, all used by its own.  Names are stable (f3_matmul, d3_matmul, ...), so that
 // rk_exec_run can map a schedule's operations back onto model nodes.
 #include <torch/script.h>
 
@@ -42,10 +44,10 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     for (size_t i = 0; i < ins.size(); i++) in_idx[ins[i]] = (int)i;
     int first = M.block_begin[b], end = M.block_end[b], m = end - first;
     std::vector<int> din(ins.size()), dgin(ins.size(), -1);
-    auto add_d = [&](const std::string &name, rk_dkind k, int64_t size, int kind, int local) {
+    auto add_d = [&](const std::string &name, rk_dkind k, int64_t size, int kind, int local, int piece = -1) {
         int d = rk_graph_add_data(gr, name.c_str(), k, size);
         if (d < 0) fail(RK_ENOMEM, "out of memory");
-        cg.dmap.push_back({kind, local});
+        cg.dmap.push_back({kind, local, piece});
         rk_graph_set_target(gr, 0, d, local >= 0 ? ("g" + std::to_string(local)).c_str()
                                                  : ("in" + std::to_string(-1 - local)).c_str());
         return d;
@@ -64,13 +66,16 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         rk_graph_add_input(gr, din[i], dgin[i]);
     }
     std::vector<int> dd(m), dp(m, -1), dg(m, -1);
+    std::vector<std::vector<int>> dpc(m); // a node read through pieces: their gradients (exec_pieces.cpp)
     for (int j = 0; j < m; j++) {
         const Group &G = M.groups[M.order[first + j]];
         std::string nm = std::to_string(j) + "_" + sanitize(G.op);
         dd[j] = add_d("d" + nm, RK_D_DATA, G.bytes, 0, j);
         if (G.has_grad) {
             dp[j] = add_d("p" + nm, RK_D_PHANTOM, meas ? (*meas)[j].phantom : 0, 1, j);
-            dg[j] = add_d("g" + nm, RK_D_GRAD, G.grad_bytes, 2, j);
+            if (G.pieces.empty()) dg[j] = add_d("g" + nm, RK_D_GRAD, G.grad_bytes, 2, j);
+            for (size_t k = 0; k < G.pieces.size(); k++)
+                dpc[j].push_back(add_d("g" + nm + "_p" + std::to_string(k), RK_D_GRAD, G.piece_bytes[k], 3, j, (int)k));
         }
     }
     auto data_of = [&](int grp) -> int {
@@ -108,7 +113,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         if (!G.has_grad) continue;
         std::string nm = std::to_string(j) + "_" + sanitize(G.op);
         const Measure *me = meas ? &(*meas)[j] : nullptr;
-        bool split = (size_t)j < cg.split.size() && cg.split[j];
+        bool split = (size_t)j < cg.split.size() && cg.split[j] && G.pieces.empty();
         if (split) { // the weight part: no output in the chain
             int c = add_c("b" + nm + "w", RK_C_BWD, me ? me->w_time : 0, me ? me->w_over : 0, 3, j);
             rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
@@ -119,13 +124,21 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         }
         int c = split ? add_c("b" + nm, RK_C_BWD, me ? me->x_time : 0, me ? me->x_over : 0, 4, j)
                       : add_c("b" + nm, RK_C_BWD, me ? me->bwd_time : 0, me ? me->bwd_over : 0, 1, j);
-        rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
+        if (dg[j] >= 0) rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
+        for (int d : dpc[j]) rk_graph_add_use(gr, c, d, RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
         for (int d : G.deps_real) {
             bool saved = !me || (!split && me->saved_deps.count(d)); // the input part: shapes only
             rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
-            if (M.groups[d].has_grad) rk_graph_add_out(gr, c, grad_of(d));
+            const Group &D = M.groups[d];
+            if (!D.has_grad) continue;
+            if (D.pieces.empty() || in_idx.count(d)) {
+                rk_graph_add_out(gr, c, grad_of(d));
+                continue;
+            }
+            for (size_t k = 0; k < D.pieces.size(); k++) // the gradients of the pieces it reads
+                if (D.piece_reader[k] == M.order[first + j]) rk_graph_add_out(gr, c, dpc[D.local][k]);
         }
     }
 }

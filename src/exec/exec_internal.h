@@ -14,6 +14,8 @@
 //   exec_measure.cpp  rk_exec_trace: measuring the classes, writing the chain
 //   exec_runtime.cpp  the executor's per-node operations (run, backward, forget)
 //   exec_split_bwd.cpp  a convolution's / Linear's backward in two parts (weight, input)
+//   exec_pieces.cpp   data read by other nodes only through pieces (q, k, v of one
+//                     qkv output): each piece's gradient apart until the owner's backward
 //   exec_run.cpp      rk_exec_run: a schedule beside the plain step; the C API
 //   exec_train.cpp    rk_train_*: a training session (many steps, an optimizer)
 //   exec_train_data.cpp  .npy input streams for training (--data)
@@ -117,6 +119,12 @@ struct Group {
     std::vector<int> consumers;
     int clone_arg = -1;   // in-place op on a view or input: run on a copy of this argument
     int clone_owner = -1; // the group owning the original
+    // Read by the other nodes of its block only through pieces (select, slice,
+    // split, chunk, unbind of it or of a view of it; exec_pieces.cpp): the
+    // piece values, in graph order, their bytes and the node reading each.
+    std::vector<const Value *> pieces;
+    std::vector<int64_t> piece_bytes;
+    std::vector<int> piece_reader;
 };
 
 struct Model {
@@ -145,6 +153,7 @@ struct Model {
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
+    std::unordered_map<const Value *, int> piece_owner; // piece value -> the group whose data it is a piece of
 };
 
 // ------------------------------------------------------ device layer
@@ -309,7 +318,16 @@ struct Runtime {
     bool live_rng = false;
     std::unordered_map<const Node *, at::Tensor> step_rng;
     int last_random = -1; // graph index of the last random node run first
+    // The gradients of pieces (exec_pieces.cpp) that their reader's backward
+    // made, kept apart until the owner's backward adds them into its gradient.
+    std::map<const Value *, at::Tensor> piece_grad;
     explicit Runtime(Model &m);
+    // A piece as its reader sees it: its gradient goes to piece_grad.
+    at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
+    void deposit_piece(const Value *v, const at::Tensor &g);
+    // Group g's gradient from its pieces' (zeros elsewhere), as its leaf's .grad.
+    void assemble_pieces(int g);
+    void forget_piece(const Value *v) { piece_grad.erase(v); }
     IValue materialize(const Value *v);
     // The group's program on the current inputs: its outputs (with grad_fn).
     std::vector<at::Tensor> exec_program(int g);
@@ -381,7 +399,8 @@ bool run_act_inplace(const Node *n, Stack &st);
 
 // kind: 0 fwd, 1 bwd (whole), 2 loss, 3 bwd's weight part, 4 bwd's input part
 struct CMapEntry { int kind; int local; };
-struct DMapEntry { int kind; int local; }; // kind: 0 data, 1 phantom, 2 grad; local < 0: input -1-i
+// kind: 0 data, 1 phantom, 2 grad, 3 a piece's gradient (piece: its index); local < 0: input -1-i
+struct DMapEntry { int kind; int local; int piece = -1; };
 
 struct Measure {
     double fwd_time = 0, bwd_time = 0;
@@ -435,6 +454,11 @@ bool split_parts_equal(const std::vector<at::Tensor> &roots, const std::vector<a
 // forget_data does, change its gradients or make it fail).
 bool input_part_reads(Model &M, Runtime &R, int g, const std::vector<at::Tensor> &roots,
                       const std::vector<at::Tensor> &grads, const std::vector<at::Tensor> &ins);
+
+// ------------------------------------------------------ pieces (exec_pieces.cpp)
+
+// After build_structure: the groups read only through pieces (Group::pieces).
+void find_pieces(Model &M);
 
 // ------------------------------------------------------ training data (exec_train_data.cpp)
 

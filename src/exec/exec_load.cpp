@@ -174,6 +174,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     expand_rnns(M);
     analyse(M);
     build_structure(M);
+    find_pieces(M);
     classify_blocks(M);
     // Keep only the blocks' outputs of the analysis run: tracing measures a
     // block from its input without running the blocks before it.

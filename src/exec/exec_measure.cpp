@@ -48,8 +48,11 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
     auto once = [&]() {
         for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
         for (auto &p : params) p.mutable_grad() = at::zeros_like(p);
+        R.piece_grad.clear();
         torch::autograd::backward(roots, grs, true);
         std::vector<at::Tensor> r;
+        for (auto &pg : R.piece_grad) r.push_back(pg.second.clone()); // pieces' gradients (exec_pieces.cpp)
+        R.piece_grad.clear();
         for (auto &l : in_leaves) r.push_back(l.grad().defined() ? l.grad().clone() : at::Tensor());
         for (auto &p : params) r.push_back(p.grad().clone());
         return r;
@@ -304,7 +307,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 R.bwd_roots(g, roots, grs, true);
                 std::vector<at::Tensor> in_leaves, acc_leaves;
                 for (int d : G.deps_real)
-                    if (M.groups[d].has_grad) {
+                    if (M.groups[d].has_grad && M.groups[d].pieces.empty()) { // pieces: to R.piece_grad
                         // A later consumer's backward (run before this one) made
                         // d's gradient already: this one adds a temporary to it.
                         bool later = false;
@@ -314,6 +317,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
                     }
                 auto reset = [&]() {
+                    R.piece_grad.clear();
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
                     for (auto &l : acc_leaves) l.mutable_grad() = at::zeros_like(l);
                 };
@@ -398,7 +402,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 std::vector<at::Tensor> ps, xs;
                 bool sheds = false;
                 for (int d : me.saved_deps) sheds = sheds || G.deps_real.count(d);
-                if (!o->no_split_bwd && sheds && split_leaves(M, R, g, ps, xs)) {
+                if (!o->no_split_bwd && sheds && G.pieces.empty() && split_leaves(M, R, g, ps, xs)) {
                     if (split_parts_equal(roots, grs, ps, xs)) {
                         if (!input_part_reads(M, R, g, roots, grs, xs)) { // else nothing to shed: kept whole
                             measure_bwd(ps, false, me.w_time, me.w_over);
@@ -452,6 +456,14 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     R.forget_phantom(g);
                     int64_t b1 = A.cur() - ap.grads + graph_bytes;
                     me.bwd_over = bp - b1 - freed;
+                }
+                if (!G.pieces.empty()) {
+                    // Measured from its whole gradient; the executor makes that
+                    // gradient (zeros + its pieces', which the chain counts
+                    // live through the node) at the start of the node.
+                    int64_t pieces = 0;
+                    for (int64_t x : G.piece_bytes) pieces += x;
+                    me.bwd_over = std::max(me.bwd_over + G.grad_bytes - pieces, G.grad_bytes);
                 }
                 reset();
                 clear_param_grads(gps);

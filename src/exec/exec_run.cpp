@@ -144,6 +144,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             int grp = e.local >= 0 ? M.order[first + e.local] : block_inputs(M, op.block)[-1 - e.local];
             if (e.kind == 0) R.forget_data(grp);
             else if (e.kind == 1) R.forget_phantom(grp);
+            else if (e.kind == 3) R.forget_piece(M.groups[grp].pieces.at(e.piece));
             else R.forget_grad(grp);
         }
     }

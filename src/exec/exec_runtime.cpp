@@ -116,7 +116,11 @@ IValue Runtime::materialize(const Value *v) {
             if (sel.defined()) return cache[v] = sel;
         }
         run_node(M, I.def, st);
-        for (size_t i = 0; i < st.size(); i++) cache[I.def->output(i)] = st[i];
+        for (size_t i = 0; i < st.size(); i++) {
+            const Value *o = I.def->output(i);
+            // A piece read by another node: its gradient kept apart (exec_pieces.cpp).
+            cache[o] = st[i].isTensor() && M.piece_owner.count(o) ? IValue(wrap_piece(o, st[i].toTensor())) : st[i];
+        }
         return cache.at(v);
     }
     }
@@ -449,6 +453,7 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
         data_used = false; // a split node's data stays until the schedule forgets it
     }
     std::vector<at::Tensor> roots, grads;
+    if (!G.pieces.empty()) assemble_pieces(g); // its gradient, from its pieces'
     bwd_roots(g, roots, grads, false);
     // As the plain step: the data's last reader (the root function, e.g. the
     // ReLU after a BatchNorm) has run, so the data goes before the rest of the
@@ -465,6 +470,8 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
     backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL);
+    // Its gradient has no D-node of its own (its pieces' do): gone with them.
+    if (!G.pieces.empty()) forget_grad(g);
 }
 
 void Runtime::forget_data(int g) {

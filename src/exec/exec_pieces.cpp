@@ -1,0 +1,209 @@
+// exec_pieces.cpp — data that the other nodes of its block read only through
+// pieces (issue 21: swin_t's q, k, v, `select`s of a permuted view of one qkv
+// Linear output; GPT2's `split` of its fused QKV output).  Autograd gives each
+// piece's gradient to its SelectBackward / SliceBackward / SplitBackward,
+// which runs late (those functions were made early in the forward, and the
+// engine runs later-made functions first), so the whole data's gradient
+// appears only after the attention's softmax and q @ k backwards.  A leaf's
+// accumulator instead took the first piece's gradient (attn @ v's backward)
+// as a zero-filled gradient of the whole qkv, held through those backwards:
+// keep-all 2.2 % above the plain step on swin_t.
+//
+// Here each piece is read through PieceGrad, whose backward keeps the piece's
+// gradient apart (Runtime::piece_grad); the owner's backward adds them into
+// zeros of its data's shape (Runtime::assemble_pieces: disjoint pieces, so
+// each element is its piece's value, as autograd's sum of zero-filled piece
+// gradients gives), then runs.  The chain sees the same: each reader's
+// backward produces its piece's gradient (a grad D-node of the piece's
+// bytes, `g<j>_<op>_p<k>`), and the owner's backward uses them instead of
+// its own gradient (exec_cdgraph.cpp); the tracer adds the assembled
+// gradient to the owner's backward overhead (exec_measure.cpp).
+#include <torch/script.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "exec_internal.h"
+
+namespace rkx {
+
+namespace {
+
+bool piece_op(const Node *n) {
+    static const std::set<std::string> kinds = {"aten::select", "aten::slice", "aten::narrow", "aten::unbind",
+                                                "aten::split", "aten::split_with_sizes", "aten::chunk",
+                                                "aten::unsafe_chunk", "aten::unsafe_split", "aten::tensor_split"};
+    return kinds.count(n->kind().toQualString()) > 0;
+}
+
+const Value *resolve(Model &M, const Value *v) {
+    while (M.vi.at(v).alias) v = M.vi.at(v).alias;
+    return v;
+}
+
+int64_t numel_of(Model &M, const Value *v) {
+    auto it = M.env.find(v);
+    if (it == M.env.end() || !it->second.isTensor()) return -1;
+    return it->second.toTensor().numel();
+}
+
+// Is v, a view of group d's data, a piece of it: made by a piece op (or an
+// item of a split/chunk/unbind list), smaller than the data, and not a
+// `select` of the data itself (SelectIntoGrad's case, exec_runtime.cpp)?
+bool is_piece(Model &M, const Value *v, int d) {
+    const VInfo &I = M.vi.at(v);
+    if (I.kind != VK::View || I.owner != d || !I.def) return false;
+    const Node *def = I.def;
+    bool piece = piece_op(def);
+    if (!piece && (def->kind() == prim::ListUnpack || def->kind() == prim::TupleUnpack) && I.src >= 0) {
+        const VInfo &L = M.vi.at(resolve(M, def->input(I.src)));
+        piece = L.kind == VK::View && L.def && piece_op(L.def);
+    }
+    if (!piece) return false;
+    if (def->kind() == aten::select && I.src >= 0) {
+        const VInfo &S = M.vi.at(resolve(M, def->input(I.src)));
+        if (S.kind == VK::Data && S.owner == d) return false;
+    }
+    int64_t n = numel_of(M, v), whole = M.groups[d].sizes.empty() ? -1 : 1;
+    for (int64_t s : M.groups[d].sizes) whole *= s;
+    return n >= 0 && whole > 0 && n < whole;
+}
+
+// Group c's read of value v: false if it reads d's data other than through
+// pieces; the pieces it reads are added to `out`.
+bool read_through_pieces(Model &M, const Value *v, int d, std::set<const Value *> &out) {
+    v = resolve(M, v);
+    const VInfo &I = M.vi.at(v);
+    switch (I.kind) {
+    case VK::Static: return true;
+    case VK::Cheap:
+        for (const Value *u : I.def->inputs())
+            if (!read_through_pieces(M, u, d, out)) return false;
+        return true;
+    case VK::Data: return I.owner != d;
+    case VK::View: {
+        if (I.owner != d) return true; // its other inputs are shapes only
+        // The piece nearest to v on its chain of views down to d's data.
+        for (const Value *p = v;;) {
+            if (is_piece(M, p, d)) {
+                out.insert(p);
+                return true;
+            }
+            const VInfo &P = M.vi.at(p);
+            if (P.kind != VK::View || P.src < 0) return false;
+            p = resolve(M, P.def->input(P.src));
+        }
+    }
+    }
+    return false;
+}
+
+// The gradient of a piece goes to the runtime (piece_grad), none to the data.
+struct PieceGrad : torch::autograd::Function<PieceGrad> {
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t val) {
+        ctx->saved_data["rt"] = rt;
+        ctx->saved_data["v"] = val;
+        return x.view_as(x);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list go) {
+        auto *R = reinterpret_cast<Runtime *>(ctx->saved_data["rt"].toInt());
+        auto *v = reinterpret_cast<const Value *>(ctx->saved_data["v"].toInt());
+        if (go[0].defined()) R->deposit_piece(v, go[0]);
+        return {at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+} // namespace
+
+void find_pieces(Model &M) {
+    for (int d : M.order) {
+        Group &D = M.groups[d];
+        if (!D.has_grad || D.outs.size() != 1 || D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
+        std::map<const Value *, int> reader;
+        bool ok = true, any = false;
+        for (int c : D.consumers) {
+            const Group &C = M.groups[c];
+            if (!C.has_grad || !C.deps_real.count(d)) continue;
+            if (C.block != D.block) { ok = false; break; }
+            std::set<const Value *> ps, local;
+            for (Node *n : C.prog) {
+                for (const Value *u : n->inputs())
+                    if (!local.count(u) && !read_through_pieces(M, u, d, ps)) ok = false;
+                for (const Value *o : n->outputs()) local.insert(o);
+            }
+            for (const Value *p : ps) {
+                if (reader.count(p)) ok = false; // one reader per piece
+                reader[p] = c;
+                any = true;
+            }
+            if (!ok) break;
+        }
+        if (!ok || !any) continue;
+        std::vector<std::pair<int, const Value *>> byorder;
+        for (auto &r : reader) byorder.push_back({M.node_index.at(r.first->node()), r.first});
+        std::sort(byorder.begin(), byorder.end());
+        for (auto &x : byorder) {
+            const at::Tensor &t = M.env.at(x.second).toTensor();
+            D.pieces.push_back(x.second);
+            D.piece_bytes.push_back(t.numel() * (int64_t)t.element_size());
+            D.piece_reader.push_back(reader.at(x.second));
+            M.piece_owner[x.second] = d;
+        }
+    }
+}
+
+at::Tensor Runtime::wrap_piece(const Value *v, const at::Tensor &t) {
+    if (!at::GradMode::is_enabled() || !t.requires_grad()) return t;
+    return PieceGrad::apply(t, (int64_t)reinterpret_cast<intptr_t>(this), (int64_t)reinterpret_cast<intptr_t>(v));
+}
+
+void Runtime::deposit_piece(const Value *v, const at::Tensor &g) {
+    at::Tensor &s = piece_grad[v];
+    if (s.defined()) { // a second backward of its reader on one forward: added
+        s.add_(g);
+        return;
+    }
+    // Kept as it is when it owns its bytes alone; else a copy of its own (a
+    // view of a larger gradient would hold all of it).
+    bool own = g.has_storage() && g.is_non_overlapping_and_dense() && g.storage().use_count() == 1 &&
+               (int64_t)g.storage().nbytes() == g.numel() * (int64_t)g.element_size() && g.use_count() <= 2;
+    s = own ? g : g.clone(at::MemoryFormat::Contiguous);
+}
+
+namespace {
+// v's chain of views applied to `base` instead of group d's data.
+IValue on_base(Runtime &R, const Value *v, const at::Tensor &base, int d) {
+    Model &M = R.M;
+    v = resolve(M, v);
+    const VInfo &I = M.vi.at(v);
+    if (I.kind == VK::Data && I.owner == d) return base;
+    if (I.kind != VK::View) return R.materialize(v);
+    Stack st;
+    for (size_t j = 0; j < I.def->inputs().size(); j++)
+        st.push_back((int)j == I.src ? on_base(R, I.def->input(j), base, d) : R.materialize(I.def->input(j)));
+    run_node(M, I.def, st);
+    for (size_t i = 0; i < I.def->outputs().size(); i++)
+        if (I.def->output(i) == v) return st[i];
+    fail(RK_EFAIL, "piece not found among its node's outputs: " + where(I.def));
+}
+} // namespace
+
+void Runtime::assemble_pieces(int g) {
+    Group &G = M.groups[g];
+    Part &P = gs[g].p[0];
+    bool any = false;
+    for (const Value *v : G.pieces) any = any || piece_grad.count(v);
+    if (!any) return; // no gradient reached any piece: as autograd, none
+    at::NoGradGuard no_grad;
+    at::Tensor whole = P.leaf.grad();
+    if (!whole.defined()) whole = at::zeros(P.leaf.sizes(), P.leaf.options().requires_grad(false));
+    // Later pieces first, as the engine runs their backward functions.
+    for (size_t k = G.pieces.size(); k-- > 0;) {
+        auto it = piece_grad.find(G.pieces[k]);
+        if (it == piece_grad.end()) continue;
+        on_base(*this, G.pieces[k], whole, g).toTensor().add_(it->second);
+        piece_grad.erase(it);
+    }
+    P.leaf.mutable_grad() = whole;
+}
+
+} // namespace rkx
