@@ -73,7 +73,8 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         dd[j] = add_d("d" + nm, RK_D_DATA, G.bytes, 0, j);
         if (G.has_grad) {
             dp[j] = add_d("p" + nm, RK_D_PHANTOM, meas ? (*meas)[j].phantom : 0, 1, j);
-            if (G.pieces.empty()) dg[j] = add_d("g" + nm, RK_D_GRAD, G.grad_bytes, 2, j);
+            if (G.pieces.empty())
+                dg[j] = add_d("g" + nm, RK_D_GRAD, G.stack_reader >= 0 ? G.stack_grad_bytes : G.grad_bytes, 2, j);
             for (size_t k = 0; k < G.pieces.size(); k++)
                 dpc[j].push_back(add_d("g" + nm + "_p" + std::to_string(k), RK_D_GRAD, G.piece_bytes[k], 3, j, (int)k));
         }

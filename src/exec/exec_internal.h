@@ -125,6 +125,15 @@ struct Group {
     std::vector<const Value *> pieces;
     std::vector<int64_t> piece_bytes;
     std::vector<int> piece_reader;
+    // Read only by a `stack` (not along dim 0) whose backward hands it a
+    // strided piece of the stack's gradient (exec_pieces.cpp): that piece is
+    // kept as it is (a view), as autograd passes it on.  The stack's group,
+    // this input's index in it, the stack's dim; its gradient's bytes in the
+    // chain (the stack's whole gradient for the input whose backward runs
+    // last, 0 for the others).
+    int stack_reader = -1, stack_index = -1;
+    int64_t stack_dim = 0, stack_grad_bytes = -1;
+    bool stack_input_kept = false; // (of a stack group) some input's gradient is kept so
 };
 
 struct Model {
@@ -321,6 +330,10 @@ struct Runtime {
     // The gradients of pieces (exec_pieces.cpp) that their reader's backward
     // made, kept apart until the owner's backward adds them into its gradient.
     std::map<const Value *, at::Tensor> piece_grad;
+    // The strided pieces of a stack's gradient kept for its inputs (by group),
+    // and (tracing) the whole buffers the measured pieces are views of.
+    std::map<int, at::Tensor> stack_grad;
+    std::vector<at::Tensor> stack_buffers;
     explicit Runtime(Model &m);
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
@@ -328,6 +341,11 @@ struct Runtime {
     // Group g's gradient from its pieces' (zeros elsewhere), as its leaf's .grad.
     void assemble_pieces(int g);
     void forget_piece(const Value *v) { piece_grad.erase(v); }
+    // Group g's data as a stack reads it: its gradient goes to stack_grad.
+    at::Tensor wrap_stack_input(int g, const at::Tensor &leaf);
+    void deposit_stack_grad(int g, const at::Tensor &gr);
+    // Tracing: ones in the layout the stack's backward gives group g (a view of a whole buffer).
+    at::Tensor stack_piece_ones(int g);
     IValue materialize(const Value *v);
     // The group's program on the current inputs: its outputs (with grad_fn).
     std::vector<at::Tensor> exec_program(int g);
@@ -457,7 +475,8 @@ bool input_part_reads(Model &M, Runtime &R, int g, const std::vector<at::Tensor>
 
 // ------------------------------------------------------ pieces (exec_pieces.cpp)
 
-// After build_structure: the groups read only through pieces (Group::pieces).
+// After build_structure: the groups read only through pieces (Group::pieces)
+// and the inputs of a stack whose gradient piece is kept (Group::stack_reader).
 void find_pieces(Model &M);
 
 // ------------------------------------------------------ training data (exec_train_data.cpp)

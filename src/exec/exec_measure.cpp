@@ -49,10 +49,13 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
         for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
         for (auto &p : params) p.mutable_grad() = at::zeros_like(p);
         R.piece_grad.clear();
+        R.stack_grad.clear();
         torch::autograd::backward(roots, grs, true);
         std::vector<at::Tensor> r;
         for (auto &pg : R.piece_grad) r.push_back(pg.second.clone()); // pieces' gradients (exec_pieces.cpp)
+        for (auto &sg : R.stack_grad) r.push_back(sg.second.clone());
         R.piece_grad.clear();
+        R.stack_grad.clear();
         for (auto &l : in_leaves) r.push_back(l.grad().defined() ? l.grad().clone() : at::Tensor());
         for (auto &p : params) r.push_back(p.grad().clone());
         return r;
@@ -307,7 +310,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 R.bwd_roots(g, roots, grs, true);
                 std::vector<at::Tensor> in_leaves, acc_leaves;
                 for (int d : G.deps_real)
-                    if (M.groups[d].has_grad && M.groups[d].pieces.empty()) { // pieces: to R.piece_grad
+                    if (M.groups[d].has_grad && M.groups[d].pieces.empty() && M.groups[d].stack_reader != g) {
+                        // (pieces: to R.piece_grad; a stack's kept inputs: to R.stack_grad)
                         // A later consumer's backward (run before this one) made
                         // d's gradient already: this one adds a temporary to it.
                         bool later = false;
@@ -318,6 +322,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     }
                 auto reset = [&]() {
                     R.piece_grad.clear();
+                    R.stack_grad.clear();
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
                     for (auto &l : acc_leaves) l.mutable_grad() = at::zeros_like(l);
                 };
@@ -465,6 +470,10 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     for (int64_t x : G.piece_bytes) pieces += x;
                     me.bwd_over = std::max(me.bwd_over + G.grad_bytes - pieces, G.grad_bytes);
                 }
+                // A stack whose inputs keep their pieces of its gradient: the
+                // chain counts that gradient again on one of them (exec_pieces.cpp).
+                if (G.stack_input_kept) me.bwd_over -= G.grad_bytes;
+                R.stack_buffers.clear();
                 reset();
                 clear_param_grads(gps);
                 for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();

@@ -18,6 +18,9 @@
 // bytes, `g<j>_<op>_p<k>`), and the owner's backward uses them instead of
 // its own gradient (exec_cdgraph.cpp); the tracer adds the assembled
 // gradient to the owner's backward overhead (exec_measure.cpp).
+//
+// The other way round, a `stack`'s inputs that nothing else reads get their
+// strided pieces of the stack's gradient as they are (find_stack_inputs).
 #include <torch/script.h>
 #include <torch/csrc/autograd/custom_function.h>
 
@@ -112,9 +115,69 @@ struct PieceGrad : torch::autograd::Function<PieceGrad> {
     }
 };
 
+// The gradient a stack's backward hands one of its inputs (a strided piece
+// of the stack's gradient) goes to the runtime as it is (stack_grad).
+struct KeepStackGrad : torch::autograd::Function<KeepStackGrad> {
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t g) {
+        ctx->saved_data["rt"] = rt;
+        ctx->saved_data["g"] = g;
+        return x.view_as(x);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list go) {
+        auto *R = reinterpret_cast<Runtime *>(ctx->saved_data["rt"].toInt());
+        if (go[0].defined()) R->deposit_stack_grad((int)ctx->saved_data["g"].toInt(), go[0]);
+        return {at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+// The inputs of a `stack` along a dim other than 0 that nothing else reads:
+// the stack's backward hands each a strided (non-dense) piece of its
+// gradient, which autograd passes on as it is, while a leaf's accumulator
+// makes it contiguous, and a Linear's bias gradient then sums in another
+// order (moe_dense: experts' outputs stacked on the last dim, gradients
+// differing in the last bit).  Kept as views, the pieces hold the stack's
+// whole gradient until the last of them is forgotten: the chain counts that
+// whole gradient on the input whose backward runs last (the first in the
+// graph), 0 on the others, and the stack's backward does not count it twice.
+void find_stack_inputs(Model &M) {
+    for (int s : M.order) {
+        Group &S = M.groups[s];
+        if (!S.has_grad || !S.main || S.main->kind() != aten::stack || S.prog.back() != S.main || S.outs.size() != 1)
+            continue;
+        const VInfo &DI = M.vi.at(resolve(M, S.main->input(1)));
+        const VInfo &LI = M.vi.at(resolve(M, S.main->input(0)));
+        if (DI.kind != VK::Static || !DI.sval.isInt() || LI.kind != VK::Cheap || !LI.def ||
+            LI.def->kind() != prim::ListConstruct)
+            continue;
+        int64_t dim = DI.sval.toInt(), rank = (int64_t)S.sizes.size();
+        if (dim < 0) dim += rank;
+        if (dim <= 0 || dim >= rank) continue; // along dim 0 the pieces are dense: a leaf takes them as they are
+        std::vector<const Value *> items;
+        for (const Value *u : LI.def->inputs()) items.push_back(resolve(M, u));
+        int last = -1;
+        for (size_t i = 0; i < items.size(); i++) {
+            const VInfo &I = M.vi.at(items[i]);
+            if (I.kind != VK::Data || I.owner == s || std::count(items.begin(), items.end(), items[i]) != 1) continue;
+            Group &E = M.groups[I.owner];
+            if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.block != S.block ||
+                E.consumers.size() != 1 || !E.pieces.empty() || E.stack_reader >= 0)
+                continue;
+            E.stack_reader = s;
+            E.stack_index = (int)i;
+            E.stack_dim = dim;
+            E.stack_grad_bytes = 0;
+            S.stack_input_kept = true;
+            if (last < 0 || E.pos < M.groups[last].pos) last = I.owner;
+        }
+        if (last >= 0) M.groups[last].stack_grad_bytes = S.grad_bytes;
+    }
+}
+
 } // namespace
 
 void find_pieces(Model &M) {
+    find_stack_inputs(M);
     for (int d : M.order) {
         Group &D = M.groups[d];
         if (!D.has_grad || D.outs.size() != 1 || D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
@@ -154,6 +217,24 @@ void find_pieces(Model &M) {
 at::Tensor Runtime::wrap_piece(const Value *v, const at::Tensor &t) {
     if (!at::GradMode::is_enabled() || !t.requires_grad()) return t;
     return PieceGrad::apply(t, (int64_t)reinterpret_cast<intptr_t>(this), (int64_t)reinterpret_cast<intptr_t>(v));
+}
+
+at::Tensor Runtime::wrap_stack_input(int g, const at::Tensor &leaf) {
+    if (!at::GradMode::is_enabled() || !leaf.requires_grad()) return leaf;
+    return KeepStackGrad::apply(leaf, (int64_t)reinterpret_cast<intptr_t>(this), (int64_t)g);
+}
+
+void Runtime::deposit_stack_grad(int g, const at::Tensor &gr) {
+    at::Tensor &s = stack_grad[g];
+    s = s.defined() ? s + gr : gr; // a second backward of the stack on one forward: added
+}
+
+at::Tensor Runtime::stack_piece_ones(int g) {
+    const Group &E = M.groups[g];
+    const Group &S = M.groups[E.stack_reader];
+    at::Tensor buf = at::ones(S.sizes, gs[g].p[0].leaf.options().requires_grad(false));
+    stack_buffers.push_back(buf);
+    return buf.select(E.stack_dim, E.stack_index);
 }
 
 void Runtime::deposit_piece(const Value *v, const at::Tensor &g) {

@@ -97,6 +97,8 @@ IValue Runtime::materialize(const Value *v) {
             fail(RK_EINPUT, "the schedule uses the data of " +
                                 (M.groups[I.owner].main ? where(M.groups[I.owner].main) : std::string("an input")) +
                                 " before computing it");
+        // An input of a stack whose gradient piece is kept (exec_pieces.cpp).
+        if (M.groups[I.owner].stack_reader >= 0) return wrap_stack_input(I.owner, S.p[I.part].leaf);
         return S.p[I.part].leaf;
     }
     case VK::Cheap: {
@@ -302,8 +304,13 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
         Part &P = S.p[k];
         if (!G.out_rg[k] || !P.proxy.defined() || !P.proxy.grad_fn()) continue;
         at::Tensor gr = ones ? at::ones_like(P.leaf) : P.leaf.grad();
+        if (G.stack_reader >= 0) { // the stack's strided piece, as it is (exec_pieces.cpp)
+            auto it = stack_grad.find(g);
+            gr = ones ? stack_piece_ones(g) : it != stack_grad.end() ? it->second : at::Tensor();
+            if (gr.defined() && !ones) P.leaf.mutable_grad() = gr;
+        }
         if (!gr.defined()) continue; // as autograd: no gradient reached this output
-        if (!ones && !P.grad_strides.empty() && gr.strides() != at::IntArrayRef(P.grad_strides)) {
+        if (!ones && G.stack_reader < 0 && !P.grad_strides.empty() && gr.strides() != at::IntArrayRef(P.grad_strides)) {
             // Plain autograd sums a tensor's gradient contributions in the layout of
             // the first one (e.g. channels-last, through flatten + transpose views),
             // while a leaf's accumulator keeps the leaf's layout.  Same values, but
@@ -483,6 +490,7 @@ void Runtime::forget_data(int g) {
 }
 
 void Runtime::forget_grad(int g) {
+    stack_grad.erase(g);
     for (auto &P : gs[g].p)
         if (P.leaf.defined()) P.leaf.mutable_grad() = at::Tensor();
 }
