@@ -42,10 +42,48 @@ const Value *resolve(Model &M, const Value *v) {
     return v;
 }
 
-int64_t numel_of(Model &M, const Value *v) {
-    auto it = M.env.find(v);
-    if (it == M.env.end() || !it->second.isTensor()) return -1;
-    return it->second.toTensor().numel();
+// v (a view of group d's data) replayed on `base` instead of the data, with
+// constant arguments only (else false).  On a meta tensor: v's shape, without
+// the analysis run's values (run and train drop them).
+bool replay(Model &M, const Value *v, const IValue &base, int d, IValue &out) {
+    v = resolve(M, v);
+    const VInfo &I = M.vi.at(v);
+    if (I.kind == VK::Data && I.owner == d) {
+        out = base;
+        return true;
+    }
+    if (I.kind == VK::Static) {
+        out = I.sval;
+        return true;
+    }
+    if (I.kind != VK::View || !I.def || I.src < 0) return false;
+    Stack st;
+    for (size_t j = 0; j < I.def->inputs().size(); j++) {
+        IValue x;
+        if ((int)j == I.src ? !replay(M, I.def->input(j), base, d, x) : !replay(M, I.def->input(j), IValue(), -2, x))
+            return false;
+        st.push_back(x);
+    }
+    try {
+        run_node(M, I.def, st);
+    } catch (...) {
+        return false;
+    }
+    for (size_t i = 0; i < I.def->outputs().size() && i < st.size(); i++)
+        if (I.def->output(i) == v) {
+            out = st[i];
+            return true;
+        }
+    return false;
+}
+
+// The bytes of v, a view of group d's data (-1: unknown).
+int64_t bytes_of(Model &M, const Value *v, int d) {
+    const Group &D = M.groups[d];
+    at::Tensor base = at::empty(D.sizes, at::TensorOptions().dtype(D.dtype).device(at::kMeta));
+    IValue r;
+    if (!replay(M, v, base, d, r) || !r.isTensor()) return -1;
+    return r.toTensor().numel() * (int64_t)r.toTensor().element_size();
 }
 
 // Is v, a view of group d's data, a piece of it: made by a piece op (or an
@@ -65,9 +103,8 @@ bool is_piece(Model &M, const Value *v, int d) {
         const VInfo &S = M.vi.at(resolve(M, def->input(I.src)));
         if (S.kind == VK::Data && S.owner == d) return false;
     }
-    int64_t n = numel_of(M, v), whole = M.groups[d].sizes.empty() ? -1 : 1;
-    for (int64_t s : M.groups[d].sizes) whole *= s;
-    return n >= 0 && whole > 0 && n < whole;
+    int64_t n = bytes_of(M, v, d);
+    return n >= 0 && n < M.groups[d].bytes;
 }
 
 // Group c's read of value v: false if it reads d's data other than through
@@ -205,9 +242,8 @@ void find_pieces(Model &M) {
         for (auto &r : reader) byorder.push_back({M.node_index.at(r.first->node()), r.first});
         std::sort(byorder.begin(), byorder.end());
         for (auto &x : byorder) {
-            const at::Tensor &t = M.env.at(x.second).toTensor();
             D.pieces.push_back(x.second);
-            D.piece_bytes.push_back(t.numel() * (int64_t)t.element_size());
+            D.piece_bytes.push_back(bytes_of(M, x.second, d));
             D.piece_reader.push_back(reader.at(x.second));
             M.piece_owner[x.second] = d;
         }
