@@ -30,12 +30,10 @@ namespace rkx {
 
 namespace {
 
-bool piece_op(const Node *n) {
-    static const std::set<std::string> kinds = {"aten::select", "aten::slice", "aten::narrow", "aten::unbind",
-                                                "aten::split", "aten::split_with_sizes", "aten::chunk",
-                                                "aten::unsafe_chunk", "aten::unsafe_split", "aten::tensor_split"};
-    return kinds.count(n->kind().toQualString()) > 0;
-}
+// `select` only: with `split` pieces (GPT2's fused QKV) a rockmate schedule
+// at 50 % was predicted 8 KB above its measurement (exact before), not
+// diagnosed yet (tests/exec/test_load_memory.py).
+bool piece_op(const Node *n) { return n->kind() == aten::select; }
 
 const Value *resolve(Model &M, const Value *v) {
     while (M.vi.at(v).alias) v = M.vi.at(v).alias;
