@@ -1,8 +1,7 @@
 // exec_pieces.cpp — data that the other nodes of its block read only through
 // pieces (issue 21: swin_t's q, k, v, `select`s of a permuted view of one qkv
-// Linear output; GPT2's `split` of its fused QKV output).  Autograd gives each
-// piece's gradient to its SelectBackward / SliceBackward / SplitBackward,
-// which runs late (those functions were made early in the forward, and the
+// Linear output; `split` pieces are left out, piece_op).  Autograd gives each
+// piece's gradient to its SelectBackward, which runs late (those functions were made early in the forward, and the
 // engine runs later-made functions first), so the whole data's gradient
 // appears only after the attention's softmax and q @ k backwards.  A leaf's
 // accumulator instead took the first piece's gradient (attn @ v's backward)
