@@ -267,25 +267,30 @@ static bool loss_output(Model &M) {
 // behind it; in-place nodes run without grad mode (autograd refuses in-place
 // writes into leaves that require grad) and their result requires grad when
 // any floating-point input does, as autograd would make it.
-static IValue leaf_of(const IValue &v) {
-    if (v.isTensor()) {
-        const at::Tensor &t = v.toTensor();
-        if (!t.defined()) return v;
-        at::Tensor d = t.detach();
-        if (t.requires_grad()) d.requires_grad_(true);
-        return d;
-    }
+// v with every tensor t it holds (alone, in a tensor list or a tuple) replaced by f(t); generic lists
+// and dicts of constructs keep their elements (their inputs are the run's own values).
+static IValue map_tensors(const IValue &v, const std::function<at::Tensor(const at::Tensor &)> &f) {
+    if (v.isTensor()) return f(v.toTensor());
     if (v.isTensorList()) {
         c10::List<at::Tensor> l;
-        for (const at::Tensor &t : v.toTensorList()) l.push_back(leaf_of(t).toTensor());
+        for (const at::Tensor &t : v.toTensorList()) l.push_back(f(t));
         return l;
     }
     if (v.isTuple()) {
         std::vector<IValue> e;
-        for (const IValue &x : v.toTupleRef().elements()) e.push_back(leaf_of(x));
+        for (const IValue &x : v.toTupleRef().elements()) e.push_back(map_tensors(x, f));
         return c10::ivalue::Tuple::create(std::move(e));
     }
-    return v; // generic lists and dicts of constructs keep their elements (their inputs are leaves)
+    return v;
+}
+
+static IValue leaf_of(const IValue &v) {
+    return map_tensors(v, [](const at::Tensor &t) {
+        if (!t.defined()) return t;
+        at::Tensor d = t.detach();
+        if (t.requires_grad()) d.requires_grad_(true);
+        return d;
+    });
 }
 
 // What stays of a value nothing reads any more: when tracing on a device, a
@@ -293,34 +298,24 @@ static IValue leaf_of(const IValue &v) {
 // the blocks are known); otherwise a tensor on the meta device (its shape,
 // dtype and flag, no data).
 static IValue retire(const IValue &v, bool to_host) {
-    if (v.isTensor()) {
-        const at::Tensor &t = v.toTensor();
-        if (!t.defined() || t.is_meta() || (to_host && t.is_cpu())) return v;
+    return map_tensors(v, [to_host](const at::Tensor &t) {
+        if (!t.defined() || t.is_meta() || (to_host && t.is_cpu())) return t;
         at::Tensor h = to_host ? t.detach().to(at::kCPU)
                                : at::empty_strided(t.sizes(), t.strides(), t.options().device(at::kMeta));
         if (t.requires_grad()) h.requires_grad_(true);
         return h;
-    }
-    if (v.isTensorList()) {
-        c10::List<at::Tensor> l;
-        for (const at::Tensor &t : v.toTensorList()) l.push_back(retire(t, to_host).toTensor());
-        return l;
-    }
-    if (v.isTuple()) {
-        std::vector<IValue> e;
-        for (const IValue &x : v.toTupleRef().elements()) e.push_back(retire(x, to_host));
-        return c10::ivalue::Tuple::create(std::move(e));
-    }
-    return v;
+    });
 }
 
-static bool writes_an_argument(const Node *n) {
+// The argument n's schema marks as written (the last such), or -1.
+static int written_argument(const Node *n) {
+    int written = -1;
     if (const c10::FunctionSchema *sch = n->maybeSchema())
         for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
             const c10::AliasInfo *a = sch->arguments()[i].alias_info();
-            if (a && a->isWrite()) return true;
+            if (a && a->isWrite()) written = (int)i;
         }
-    return false;
+    return written;
 }
 
 // Values the end of the run still reads: the graph's outputs and, through
@@ -403,15 +398,17 @@ void analyse(Model &M) {
                 it->second = retire(it->second, to_host);
         }
         Stack st;
+        const int written = written_argument(n);
+        const bool inplace = written >= 0;
         bool dyn = false, input_rg = false;
         for (const Value *u : n->inputs()) {
             st.push_back(env.at(u));
             if (M.vi.at(u).kind != VK::Static) dyn = true;
+            if (!inplace) continue;
             std::vector<at::Tensor> ts;
             tensors_in(st.back(), ts);
             for (const at::Tensor &t : ts) input_rg = input_rg || (t.defined() && t.requires_grad());
         }
-        bool inplace = writes_an_argument(n);
         if (dyn) M.st.nodes_dynamic++;
         // Random nodes: those TorchScript marks nondeterministic (dropout,
         // bernoulli, ...) and any other that consumes generator state (e.g.
@@ -424,12 +421,8 @@ void analyse(Model &M) {
         at::Tensor rng_before;
         if (!interp) rng_before = rng_get(M.cuda);
         try {
-            if (inplace) {
-                at::NoGradGuard no_grad;
-                run_node(M, n, st);
-            } else {
-                run_node(M, n, st);
-            }
+            at::AutoGradMode grad_mode(at::GradMode::is_enabled() && !inplace);
+            run_node(M, n, st);
         } catch (const c10::Error &e) {
             fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " + e.what_without_backtrace());
         }
@@ -464,14 +457,7 @@ void analyse(Model &M) {
                 real_rg = !alias;
             }
             if (!real_rg) {
-                if (const c10::FunctionSchema *sch = n->maybeSchema())
-                    for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
-                        const c10::AliasInfo *a = sch->arguments()[i].alias_info();
-                        if (a && a->isWrite()) { // e.g. num_batches_tracked.add_(1): once per training step
-                            M.static_writes.push_back(n);
-                            break;
-                        }
-                    }
+                if (inplace) M.static_writes.push_back(n); // e.g. num_batches_tracked.add_(1): once per step
                 if (is_size_like(n)) M.st.n_sizes++;
                 else if (k != prim::Constant && k != prim::GetAttr) M.st.n_static++;
                 for (size_t i = 0; i < st.size(); i++) {
@@ -501,14 +487,7 @@ void analyse(Model &M) {
             continue;
         }
         // In-place: an argument the schema marks as written.
-        int written = -1;
-        if (const c10::FunctionSchema *sch = n->maybeSchema()) {
-            for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
-                const c10::AliasInfo *a = sch->arguments()[i].alias_info();
-                if (a && a->isWrite()) written = (int)i;
-            }
-        }
-        if (written >= 0) {
+        if (inplace) {
             const Value *t = n->input(written);
             const VInfo &TI = M.vi.at(t);
             if (TI.kind == VK::Static)
