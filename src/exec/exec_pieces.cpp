@@ -8,7 +8,7 @@
 // as a zero-filled gradient of the whole qkv, held through those backwards:
 // keep-all 2.2 % above the plain step on swin_t.
 //
-// Here each piece is read through PieceGrad, whose backward keeps the piece's
+// Here each piece is read through DepositGrad, whose backward keeps the piece's
 // gradient apart (Runtime::piece_grad); the owner's backward adds them into
 // zeros of its data's shape (Runtime::assemble_pieces: disjoint pieces, so
 // each element is its piece's value, as autograd's sum of zero-filled piece
@@ -133,35 +133,28 @@ bool read_through_pieces(Model &M, const Value *v, int d, std::set<const Value *
     return false;
 }
 
-// The gradient of a piece goes to the runtime (piece_grad), none to the data.
-struct PieceGrad : torch::autograd::Function<PieceGrad> {
-    static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t val) {
+// The gradient reaching x goes to the runtime as it is, none to x: a piece's
+// (kind PIECE, key its Value: piece_grad), or a strided piece of a stack's
+// gradient that the stack's backward hands one of its inputs (kind STACK, key
+// the input's group: stack_grad).
+struct DepositGrad : torch::autograd::Function<DepositGrad> {
+    enum Kind : int64_t { PIECE, STACK };
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t kind,
+                              int64_t key) {
         ctx->saved_data["rt"] = rt;
-        ctx->saved_data["v"] = val;
+        ctx->saved_data["kind"] = kind;
+        ctx->saved_data["key"] = key;
         return x.view_as(x);
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
                                                    torch::autograd::variable_list go) {
         auto *R = reinterpret_cast<Runtime *>(ctx->saved_data["rt"].toInt());
-        auto *v = reinterpret_cast<const Value *>(ctx->saved_data["v"].toInt());
-        if (go[0].defined()) R->deposit_piece(v, go[0]);
-        return {at::Tensor(), at::Tensor(), at::Tensor()};
-    }
-};
-
-// The gradient a stack's backward hands one of its inputs (a strided piece
-// of the stack's gradient) goes to the runtime as it is (stack_grad).
-struct KeepStackGrad : torch::autograd::Function<KeepStackGrad> {
-    static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t g) {
-        ctx->saved_data["rt"] = rt;
-        ctx->saved_data["g"] = g;
-        return x.view_as(x);
-    }
-    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
-                                                   torch::autograd::variable_list go) {
-        auto *R = reinterpret_cast<Runtime *>(ctx->saved_data["rt"].toInt());
-        if (go[0].defined()) R->deposit_stack_grad((int)ctx->saved_data["g"].toInt(), go[0]);
-        return {at::Tensor(), at::Tensor(), at::Tensor()};
+        int64_t key = ctx->saved_data["key"].toInt();
+        if (go[0].defined()) {
+            if (ctx->saved_data["kind"].toInt() == PIECE) R->deposit_piece(reinterpret_cast<const Value *>(key), go[0]);
+            else R->deposit_stack_grad((int)key, go[0]);
+        }
+        return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
 
@@ -249,12 +242,13 @@ void find_pieces(Model &M) {
 
 at::Tensor Runtime::wrap_piece(const Value *v, const at::Tensor &t) {
     if (!at::GradMode::is_enabled() || !t.requires_grad()) return t;
-    return PieceGrad::apply(t, (int64_t)reinterpret_cast<intptr_t>(this), (int64_t)reinterpret_cast<intptr_t>(v));
+    return DepositGrad::apply(t, (int64_t)reinterpret_cast<intptr_t>(this), DepositGrad::PIECE,
+                              (int64_t)reinterpret_cast<intptr_t>(v));
 }
 
 at::Tensor Runtime::wrap_stack_input(int g, const at::Tensor &leaf) {
     if (!at::GradMode::is_enabled() || !leaf.requires_grad()) return leaf;
-    return KeepStackGrad::apply(leaf, (int64_t)reinterpret_cast<intptr_t>(this), (int64_t)g);
+    return DepositGrad::apply(leaf, (int64_t)reinterpret_cast<intptr_t>(this), DepositGrad::STACK, (int64_t)g);
 }
 
 void Runtime::deposit_stack_grad(int g, const at::Tensor &gr) {
