@@ -341,6 +341,18 @@ void select_device(Model &M, const char *device, int64_t memory_cap) {
     at::globalContext().setDeterministicCuDNN(true);
     at::globalContext().setBenchmarkCuDNN(false);
     at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
+    // scaled_dot_product_attention: the flash, memory-efficient and cuDNN
+    // backends' backwards are nondeterministic unless determinism is strict
+    // (each says "... defaults to a non-deterministic algorithm" under
+    // warn_only; strict would make every kernel without a deterministic
+    // variant an error, adaptive average pooling's backward among them): off,
+    // so that attention runs the math backend, in the plain step as in the
+    // schedule.  Without this a ViT's gradients (float32: the memory-efficient
+    // backend) differed from the plain step's even with nothing recomputed
+    // (docs/gpu.md, "Fourth GPU session").
+    at::globalContext().setSDPUseFlash(false);
+    at::globalContext().setSDPUseMemEfficient(false);
+    at::globalContext().setSDPUseCuDNN(false);
     if (memory_cap > 0) { // as torch.cuda.set_per_process_memory_fraction(cap / total)
         // the caching allocator is made on the first CUDA allocation (lazy init, as Python's
         // _lazy_init before set_per_process_memory_fraction): make one

@@ -389,8 +389,14 @@ struct Runtime {
     // Whether group g's backward frees its own data after the root function:
     // one output (one root), so that root's function is the last writer of
     // the data, the only function that can have saved it (autograd's version
-    // check), and no other node's backward reads it after g's.
-    bool frees_data_in_bwd(int g) const { return gs[g].p.size() == 1 && gs[g].p[0].canon; }
+    // check), and no other node's backward reads it after g's.  Not when the
+    // output is a view (an in-place op on a view, e.g. `relu_` after a Linear
+    // on a 3-d input, whose result is a view of addmm's): its root function is
+    // the view's, and the function that saved the data (ReluBackward0, inside
+    // CopySlices) runs after it — freed there, it would read freed memory.
+    bool frees_data_in_bwd(int g) const {
+        return gs[g].p.size() == 1 && gs[g].p[0].canon && !(gs[g].p[0].proxy.defined() && gs[g].p[0].proxy.is_view());
+    }
 
   private:
     IValue materialize_in(int g, const Value *v, std::unordered_map<const Value *, IValue> &local);

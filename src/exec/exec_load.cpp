@@ -136,6 +136,47 @@ std::vector<at::Tensor> make_inputs(const rk_exec_options *o) {
 
 // -------------------------------------------------------------- the model
 
+// A model traced on the CPU and run on a GPU: torch.jit.trace recorded the
+// device of every tensor forward creates (an RNN's zero first state,
+// torch.zeros / arange / ones in the user's code) as a `cpu` constant, and
+// tensors the code captured as constants of the graph.  Run as they are, they
+// would make CPU tensors beside the GPU's ("Input and hidden tensors are not
+// at the same device").  On a GPU, every CPU device constant of every method
+// of the module and its submodules is taken as the run device, and every
+// captured tensor that is not a scalar is moved there (a 0-dim CPU tensor
+// mixes with GPU tensors as it is).  A model that moves data to the CPU on
+// purpose inside forward runs it on the GPU instead (docs/exec.md, "Devices").
+static void move_device_constants(torch::jit::Graph &g, torch::jit::Block *b, const c10::Device &dev) {
+    std::vector<torch::jit::Node *> cpu;
+    for (torch::jit::Node *n : b->nodes()) {
+        for (torch::jit::Block *sub : n->blocks()) move_device_constants(g, sub, dev);
+        if (n->kind() != prim::Constant || n->outputs().size() != 1) continue;
+        auto v = torch::jit::toIValue(n->output());
+        if (!v) continue;
+        if ((v->isDevice() && v->toDevice().is_cpu()) ||
+            (v->isTensor() && v->toTensor().defined() && v->toTensor().dim() > 0 && v->toTensor().is_cpu()))
+            cpu.push_back(n);
+    }
+    for (torch::jit::Node *n : cpu) {
+        auto v = *torch::jit::toIValue(n->output());
+        torch::jit::WithInsertPoint at(n);
+        torch::jit::Value *moved = v.isDevice() ? g.insertConstant(IValue(dev))
+                                                : g.insertConstant(IValue(v.toTensor().to(dev)));
+        moved->setType(n->output()->type());
+        n->output()->replaceAllUsesWith(moved);
+        n->destroy();
+    }
+}
+
+static void move_device_constants(torch::jit::Module &module, const c10::Device &dev) {
+    std::set<const torch::jit::Graph *> seen;
+    for (const auto &m : module.modules())
+        for (const auto &method : m.get_methods()) {
+            std::shared_ptr<torch::jit::Graph> g = method.graph();
+            if (seen.insert(g.get()).second) move_device_constants(*g, g->block(), dev);
+        }
+}
+
 void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     M.keep_block_outputs = for_tracing;
     select_device(M, o->device, o->memory_cap);
@@ -154,6 +195,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
                                    "torch.export archive (torch.export.save): " + e.what_without_backtrace());
         }
     }
+    if (M.cuda) move_device_constants(M.module, M.dev); // before the copy: the plain step runs the module
     M.graph = M.module.get_method("forward").graph()->copy();
     // With graph-executor optimization off (for the plain step to run the
     // same kernels), Inline goes one call level at a time: repeat.

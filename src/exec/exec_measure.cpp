@@ -287,11 +287,17 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             // proxy's base when the op returned a view of its own result, as
             // linear on a 3-d input does); more holders are saved outputs.
             // (A false "not saved" is caught by poison_check below.)
+            // An integer output returned as a view of the op's own (adaptive
+            // max pooling 1-d: the 2-d op's indices, squeezed) is saved as that
+            // base, which poison_check cannot test (indices are not poisoned).
             me.saved_self = false;
             for (Part &P : S.p) {
                 size_t holders = 3 + (P.proxy.defined() && P.proxy.is_view() ? 1 : 0);
                 if (G.has_grad && ((P.leaf.has_storage() && P.leaf.storage().use_count() > holders) ||
                                    P.proxy.use_count() > 1)) // an output without grad_fn (indices) is saved as is
+                    me.saved_self = true;
+                if (G.has_grad && P.proxy.defined() && !P.proxy.is_floating_point() && P.proxy.is_view() &&
+                    P.proxy._base().use_count() > 1)
                     me.saved_self = true;
             }
             snaps.clear();

@@ -219,6 +219,29 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
     return out;
 }
 
+// Whether a tensor in t's layout can be made for the gradient: no two
+// elements share memory, and the gaps between them (t is a slice of a larger
+// gradient, e.g. a `cat` backward's piece seen through a transpose) add at
+// most 1/32 of its elements — a piece of a `cat` along the last dim would
+// take its whole buffer's bytes (a bidirectional LSTM's two directions), and
+// goes on in the leaf's dense layout.
+static bool layout_worth_keeping(const at::Tensor &t) {
+    std::vector<std::pair<int64_t, int64_t>> d; // (stride, size) of the dims that count
+    int64_t extent = 1;
+    for (int64_t i = 0; i < t.dim(); i++)
+        if (t.size(i) > 1) {
+            d.push_back({t.stride(i), t.size(i)});
+            extent += (t.size(i) - 1) * t.stride(i);
+        }
+    std::sort(d.begin(), d.end());
+    int64_t span = 1; // the elements the inner dims cover
+    for (const auto &e : d) {
+        if (e.first < span) return false;
+        span = e.first * e.second;
+    }
+    return extent - t.numel() <= t.numel() / 32;
+}
+
 // A gradient reaching a leaf as a view of a larger buffer (a piece of the
 // incoming gradient of a `cat`, `stack` or `unbind` backward, which narrows or
 // selects it) would be taken by the leaf's accumulator as it is, when its
@@ -258,10 +281,14 @@ void Runtime::fwd(int g) {
             if (G.has_grad && G.out_rg[k]) {
                 P.leaf.requires_grad_(true);
                 // Remember the layout of the first gradient reaching the leaf (before
-                // its accumulator copies it into the leaf's own layout).
+                // its accumulator copies it into the leaf's own layout), dense or not:
+                // ViT's patch convolution gets its output's gradient as a slice of
+                // the `cat`'s through transpose and flatten views, and its bias
+                // gradient (a sum) on CUDA depends on those strides (bwd_roots).
                 P.leaf.register_hook([this, g, k](const at::Tensor &gr) -> at::Tensor {
                     Part &T = gs[g].p[k];
-                    if (T.grad_strides.empty() && gr.defined() && gr.is_non_overlapping_and_dense())
+                    if (T.grad_strides.empty() && gr.defined() && !gr.is_sparse() && gr.has_storage() &&
+                        layout_worth_keeping(gr))
                         T.grad_strides = gr.strides().vec();
                     return own_grad(T.leaf, gr);
                 });
@@ -316,6 +343,10 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
             // while a leaf's accumulator keeps the leaf's layout.  Same values, but
             // some backward kernels reduce in layout order (a convolution's bias
             // gradient): hand the op the plain step's layout, so results are bit-exact.
+            // A slice's layout (not dense) takes the few bytes between its rows
+            // (empty_strided: the smallest storage those strides reach; at most
+            // 1/32 more, layout_worth_keeping), which the plain step holds too,
+            // as its slice keeps the whole buffer.
             at::Tensor t = at::empty_strided(gr.sizes(), P.grad_strides, gr.options());
             t.copy_(gr);
             P.leaf.mutable_grad() = t;

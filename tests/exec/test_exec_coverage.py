@@ -7,7 +7,8 @@ timestep input (GroupNorm, SiLU, interpolate, cat skips), a
 mixture of experts (topk, nonzero, index_select, gather, scatter_add), a grab bag of tensor ops
 (pixel_shuffle, reflect pad, roll, flip, cumsum, chunk, stack), a loss
 computed inside the model, in-place `+=` / `x[:, 0] = ...` / masked_fill_,
-a frozen backbone, detach + randn_like, bfloat16 — each through the real binary: exported (float32, batch 2),
+a frozen backbone, detach + randn_like, bfloat16, Swin V2's position-bias MLP
+(in-place ReLU on a view), adaptive_max_pool1d's saved indices — each through the real binary: exported (float32, batch 2),
 `trace --verify` (forward bit for bit), keep-everything and rockmate at
 50 % of the plain step's peak with `run --check` (gradients and output
 equal the plain step bit for bit, measured peak within the slack of the
@@ -163,6 +164,26 @@ class TestStopGradNoise(CoverageCase):
 class TestBf16(CoverageCase):
     NAME = "bf16_mlp"
     BUDGET = None       # floor 98 %: bfloat16 Linear backward temporaries
+
+
+class TestPosBiasMlp(CoverageCase):
+    """Swin V2's position-bias MLP: `relu_` on a Linear's output that is a view of addmm's (a 4-d
+    buffer input); its backward runs inside CopySlices after the view's function.  The executor freed
+    the ReLU's output after that first function (as for a non-view output): a segmentation fault in
+    ReLU's backward, on swin_v2_t."""
+    NAME = "pos_bias_mlp"
+    BUDGET = "95%"      # floor 91.5 %
+
+
+class TestPool1dIndices(CoverageCase):
+    """adaptive_max_pool1d's int64 indices, a squeezed view of the 2-d op's, saved for its backward:
+    the tracer took them for unread (the schedule forgot them before the backward: "data is not
+    allocated").  Keep-all holds 200 B (0.12 %) more than the plain step here: the node's outputs are
+    one data node in the chain, so the values (256 B, read by the Linear) stay beside the indices until
+    the pool's backward, where autograd keeps the indices alone."""
+    NAME = "pool1d_indices"
+    BUDGET = None       # floor 99.5 %
+    KEEP_MAX = 1.002
 
 
 class TestDataDependentSizeRefused(unittest.TestCase):

@@ -2,7 +2,12 @@
 """rkmate trace / run on a GPU (--device cuda): a small GPT2 with dropout is
 traced on the device and its schedules (keep everything, recompute everything,
 rotor at half the keep-everything peak) run beside the plain PyTorch step on
-the device, gradients compared bit for bit.  Exit 77 (meson's "skipped") when
+the device, gradients compared bit for bit.  Then three models of the zoo
+exported on the CPU and traced on the GPU: an LSTM language model and an
+unrolled LSTM cell (their forward creates zero states: CPU device constants in
+the TorchScript graph, taken as the GPU), and a ViT (attention whose
+memory-efficient backward is nondeterministic), each kept whole and at half
+the plain step's peak, gradients equal.  Exit 77 (meson's "skipped") when
 this torch sees no CUDA device or rkmate's libtorch part has no CUDA; the CPU
 machines then only check (in test_exec.py) that --device cuda is refused with
 exit 2.  Run by run_exec_tests.sh with the Python of the build's torch."""
@@ -22,6 +27,26 @@ def rk(*args):
     if p.returncode != 0:
         sys.exit(f"FAIL: rkmate {' '.join(args)} exited {p.returncode}\n{p.stderr}\n{p.stdout}")
     return p.stdout
+
+
+def zoo_model(tmp, name):
+    model = os.path.join(tmp, name + ".pt")
+    subprocess.run([sys.executable, os.path.join(ROOT, "tools", "models", "zoo.py"), "--model", name, "--out", model,
+                    "--image", "96", "--batch", "2", "--no-check"], check=True, capture_output=True)
+    inputs = ["--input-file", model[:-3] + ".inputs.pt", "--device", "cuda"]
+    chain = model[:-3] + ".rkg"
+    st = json.loads(rk("trace", model, *inputs, "-o", chain, "--verify", "--json", "--quiet"))
+    assert st["forward_equal"], f"{name}: blocks do not reproduce the module's output on the GPU: {st}"
+    for algo, budget in (("none", "1TB"), ("rockmate", "50%")):
+        rks = os.path.join(tmp, f"{name}.{algo}.rks")
+        p = subprocess.run([RKMATE, "solve", chain, "--budget", budget, "--algo", algo, "-o", rks, "--quiet"],
+                           capture_output=True, text=True)
+        if p.returncode == 3:
+            print(f"ok: {name} {algo} at {budget}: no schedule fits")
+            continue
+        r = json.loads(rk("run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters", "1"))
+        assert r["grads_equal"] and r["output_equal"], f"{name} {algo}: gradients differ on the GPU: {r}"
+        print(f"ok: {name} {algo} at {budget}: gradients equal, measured peak {r['measured_peak']}")
 
 
 def main():
@@ -61,6 +86,8 @@ def main():
             # The caching allocator rounds blocks up to 512 bytes: a little slack.
             assert abs(r["measured_peak"] - r["predicted_peak"]) <= 0.05 * r["predicted_peak"] + 65536, r
             print(f"ok: {algo} at {budget}: measured peak {r['measured_peak']} predicted {r['predicted_peak']}")
+        for name in ("lstm_lm", "lstmcell", "vit"):
+            zoo_model(tmp, name)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

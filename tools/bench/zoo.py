@@ -33,10 +33,18 @@ def models_list():
     return sh([sys.executable, ZOO, "--list"]).stdout.split()
 
 
+def first_models():
+    """The issue's first 22 (zoo.py --list --first); none for another models script."""
+    if os.path.abspath(ZOO) != os.path.join(ROOT, "tools", "models", "zoo.py"):
+        return set()
+    return set(sh([sys.executable, ZOO, "--list", "--first"]).stdout.split())
+
+
 class Zoo:
     def __init__(self, a):
         self.a = a
         self.rk = a.rkmate
+        self.dev = ["--device", a.device] if a.device else []  # trace, run and train on it
 
     def solve(self, chain, algo, budget, out, extra=()):
         """(json or None when infeasible, rc)."""
@@ -53,14 +61,15 @@ class Zoo:
 
     def run(self, model, rks, chain, inputs):
         p = sh([self.rk, "run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters",
-                str(self.a.iters)], ok=(0, 1))
+                str(self.a.iters), *self.dev], ok=(0, 1))
         return json.loads(p.stdout)
 
     def train_equal(self, model, rks, chain):
         """One Adam step with the schedule and one plain: (params equal, buffers equal), or None."""
         out = []
         for extra in ([rks], ["--plain"]):
-            p = sh([self.rk, "train", model, *extra, "--chain", chain, "--steps", "1", "--json", "--quiet"], ok=(0, 1, 2))
+            p = sh([self.rk, "train", model, *extra, "--chain", chain, "--steps", "1", "--json", "--quiet", *self.dev],
+                   ok=(0, 1, 2))
             if p.returncode != 0:
                 return None
             out.append(json.loads(p.stdout.strip().splitlines()[-1]))
@@ -82,7 +91,8 @@ class Zoo:
         inputs = ["--input-file", mp[:-3] + ".inputs.pt"]
         chain = mp[:-3] + ".rkg"
         t = time.time()
-        p = sh([self.rk, "trace", mp, *inputs, "-o", chain, "--json", "--quiet", "--runs", str(a.runs)], ok=(0, 1, 2))
+        p = sh([self.rk, "trace", mp, *inputs, "-o", chain, "--json", "--quiet", "--runs", str(a.runs), *self.dev],
+               ok=(0, 1, 2))
         if p.returncode != 0:
             row["error"] = "trace: " + p.stderr.strip().splitlines()[-1]
             return row
@@ -227,7 +237,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rkmate", required=True)
     ap.add_argument("--out", default=os.path.join(ROOT, "build-bench", "bench-zoo"))
-    ap.add_argument("--models", default=None, help="comma-separated names (default: every zoo.py model)")
+    ap.add_argument("--models", default=None, help="comma-separated names (default: every model of the script)")
+    ap.add_argument("--models-script", default=None,
+                    help="the exporter with zoo.py's options and --list (default tools/models/zoo.py; "
+                         "tools/models/unseen.py: issue 21's sweep of models nobody tuned for)")
+    ap.add_argument("--device", default=None, help="cpu, cuda or cuda:N for trace, run and train (default: rkmate's)")
     ap.add_argument("--image", type=int, default=96)
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--iters", type=int, default=1)
@@ -245,6 +259,9 @@ def main():
     a = ap.parse_args()
     a.fractions = [int(f) for f in a.fractions.split(",")]
     a.algos = a.algos.split(",")
+    global ZOO
+    if a.models_script:
+        ZOO = os.path.abspath(a.models_script)
     os.makedirs(a.out, exist_ok=True)
     if a.from_json:
         with open(os.path.join(a.out, "zoo.json")) as f:
@@ -272,7 +289,7 @@ def main():
 def summary(rows, fractions, algos):
     """The issue's bars counted over the rows, for the first 22 models (zoo.py
     --list --first) and for those added after them, apart."""
-    first = set(sh([sys.executable, ZOO, "--list", "--first"]).stdout.split())
+    first = first_models()
     out = ["| set | models | keep-all ÷ plain ≤ 1.001 | gradients equal | one training step equal | "
            + " | ".join(f"rockmate at {f} %" for f in fractions)
            + " | 50 % where the floor is not a weight gradient | rockmate ≤ rotor (pairs) |",

@@ -6,7 +6,7 @@
 # the .deb files are unpacked into .gpu/root and pkg-config is pointed there.
 #   tools/gpu/run.sh [--stages env,build,cuda,test,bench] [--arch sm_90] [--out DIR]
 #                    [--deadline SECONDS] [--bench-args "ARGS for tools/bench/exec.py"]
-#                    [--grads-args ARGS] [--oom-args ARGS] [--repeat-args ARGS]
+#                    [--grads-args ARGS] [--oom-args ARGS] [--repeat-args ARGS] [--zoo-args ARGS]
 # Stages: env (what the machine has), build (build-gpu), cuda (the CUDA tests,
 # test_cuda and exec_cuda, alone on the GPU, then python_pkg; a crashing
 # python_pkg is rerun with tools/gpu/segv_backtrace.c's native stack), test
@@ -14,7 +14,10 @@
 # (tools/gpu/check_grads.py: what --check says on the device, per parameter),
 # oom (tools/gpu/oom_train.py: a model whose plain step does not fit under a
 # memory cap, trained by rkmate's schedule), repeat (tools/gpu/trace_repeat.py:
-# repeated traces, the same schedules?), bench (tools/bench/exec.py --device cuda).
+# repeated traces, the same schedules?), zoo (tools/bench/zoo.py --device cuda:
+# issue 21's model zoo traced, solved, run and trained one step on the GPU;
+# torchvision models only where the machine has torchvision), bench
+# (tools/bench/exec.py --device cuda).
 # Default stages: env,build,cuda,test,bench.
 # --deadline: the whole script's seconds; the stages and the tests are cut
 # (timeout) so that it ends inside them with its logs written.
@@ -31,6 +34,7 @@ out=${OUT:-$root/build-gpu/out}
 grads_args="--gpt2 2,64,2,32,2 --resnet 50,224,16 --algos none,rockmate"
 oom_args="--gpt2 12,768,12,512,8 --fraction 0.3"
 repeat_args="--gpt2 12,768,12,512,8 --times 3"
+zoo_args="--models vit,transformer_encoder,lstm_lm,gru_lm,lstmcell,tuple_out,unet,convnext_mini,bn_dropout_pool,mobilenet_v2,resnet18,regnet_y_400mf --fractions 50,30 --algos rockmate,rotor"
 bench_args="--models gpt2,resnet --gpt2 12,768,12,512,8 --resnet 50,224,32 --fractions 1,0.75,0.5,0.3"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
         --grads-args) grads_args=$2; shift 2 ;;
         --oom-args) oom_args=$2; shift 2 ;;
         --repeat-args) repeat_args=$2; shift 2 ;;
+        --zoo-args) zoo_args=$2; shift 2 ;;
         -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "tools/gpu/run.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -151,6 +156,28 @@ if has repeat && [ -x $rkbin ]; then
     # shellcheck disable=SC2086
     PYTHONUNBUFFERED=1 timeout "$(left 60)" "$py" tools/gpu/trace_repeat.py --rkmate $rkbin --out build-gpu/repeat \
         $repeat_args 2>&1 | tee "$out/repeat.log"
+fi
+if has zoo && [ -x $rkbin ]; then
+    zargs=$zoo_args
+    if ! "$py" -c 'import torchvision' 2>/dev/null; then  # keep the hand-written models only
+        zargs=$("$py" - "$zoo_args" <<'PY'
+import sys
+a = sys.argv[1].split()
+i = a.index("--models") if "--models" in a else -1
+tv = {"resnet18", "resnet50", "mobilenet_v2", "efficientnet_b0", "densenet121", "vgg11", "squeezenet1_0",
+      "shufflenet_v2_x0_5", "convnext_tiny", "regnet_y_400mf"}
+if i >= 0:
+    a[i + 1] = ",".join(m for m in a[i + 1].split(",") if m not in tv)
+print(" ".join(a))
+PY
+)
+        echo "(no torchvision here: $zargs)"
+    fi
+    echo "== zoo: tools/bench/zoo.py --device cuda $zargs"
+    # shellcheck disable=SC2086
+    PYTHONUNBUFFERED=1 timeout "$(left 40)" "$py" tools/bench/zoo.py --rkmate $rkbin --device cuda \
+        --out build-gpu/zoo $zargs 2>&1 | tee "$out/zoo.log"
+    cp build-gpu/zoo/zoo.md build-gpu/zoo/zoo.json "$out/" 2>/dev/null
 fi
 if has bench && [ -x build-gpu/tools/rkmate/rkmate ]; then
     echo "== bench: tools/bench/exec.py --device cuda $bench_args"

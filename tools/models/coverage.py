@@ -447,6 +447,40 @@ class EmbBag(nn.Module):
         return torch.sigmoid(self.top(torch.cat([d, inter], 1)))
 
 
+class PosBiasMlp(nn.Module):
+    """Swin V2's continuous position bias: an MLP with an in-place ReLU over a buffer (no input
+    dependency; a Linear on a 4-d input returns a view of addmm's result, so the `relu_` is an in-place
+    op on a view), a sigmoid-scaled bias added to attention-like scores."""
+
+    def __init__(self, heads=4, n=5, dim=16):
+        super().__init__()
+        self.register_buffer("table", torch.linspace(-1, 1, n * n * 2).reshape(1, n, n, 2))
+        self.cpb = nn.Sequential(nn.Linear(2, 64), nn.ReLU(inplace=True), nn.Linear(64, heads, bias=False))
+        self.q = nn.Linear(dim, dim)
+        self.o = nn.Linear(dim, dim)
+        self.heads, self.n = heads, n
+
+    def forward(self, x):  # x: B, n*n, dim
+        bias = 16 * torch.sigmoid(self.cpb(self.table).view(-1, self.heads).t())
+        h = self.q(x).view(x.shape[0], self.n * self.n, self.heads, -1).transpose(1, 2)
+        h = h * (1 + bias[None, :, :, None])
+        return self.o(h.transpose(1, 2).reshape(x.shape[0], self.n * self.n, -1))
+
+
+class Pool1dIndices(nn.Module):
+    """adaptive_max_pool1d: two outputs (values, int64 indices), both squeezed views of the 2-d op's;
+    the backward reads the indices, which nothing in forward reads."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv1d(8, 32, 5, padding=2)
+        self.o = nn.Linear(32, 6)
+
+    def forward(self, x):  # B, 8, T
+        y = F.hardswish(self.c(x))
+        return self.o(F.adaptive_max_pool1d(y, 1).squeeze(-1))
+
+
 SMALL = {
     "bert": "BERT-like encoder: 3 embeddings, int64 attention mask, LayerNorm, GELU, dropout; (states, pooled)",
     "gpt_tied": "GPT-like decoder, LM head tied to the embedding, triu + masked_fill causal mask",
@@ -467,6 +501,8 @@ SMALL = {
     "stopgrad_noise": "detach() target branch, randn_like noise in forward, mse_loss inside",
     "fnet": "FNet: real part of torch.fft.fft2 (complex activations), LayerNorm, MLP",
     "embbag": "EmbeddingBag (ids + offsets), bmm interaction, sigmoid",
+    "pos_bias_mlp": "Swin V2's position-bias MLP: in-place ReLU on a view (Linear on a 4-d buffer), no input dependency",
+    "pool1d_indices": "Conv1d, hardswish, adaptive_max_pool1d (int64 indices saved as a view of the op's own)",
 }
 
 
@@ -538,6 +574,10 @@ def build(name, args, dtype):
         ids = common.token_ids((b * 3,), 50, g)
         offsets = torch.arange(0, b * 3, 3, dtype=torch.int64)
         return EmbBag(), [ids, offsets, common.float_input((b, 5), dtype, g)]
+    if name == "pos_bias_mlp":
+        return PosBiasMlp(), [common.float_input((b, 25, 16), dtype, g)]
+    if name == "pool1d_indices":
+        return Pool1dIndices(), [common.float_input((b, 8, 200), dtype, g)]
     common.die("unknown model %r (--list shows the names)" % name)
 
 
