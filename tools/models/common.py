@@ -384,3 +384,25 @@ def export(model, inputs, args, name, config):
     print(trace_command(args.out, inputs))
     sys.stdout.flush()
     return meta
+
+
+def model_set_main(argv, description, default_out, names, build, image=96, batch=4, keeps_dtype=()):
+    """The main of a model-set exporter (zoo.py, coverage.py, unseen.py): `--list` prints
+    `names`, otherwise `--model NAME [--image N] [--batch N]` and the common options
+    export `build(name, args, dtype)` -> (model, inputs).  Models in `keeps_dtype`
+    fix their own dtype (not cast to --dtype).  Returns the exit code."""
+    if "--list" in argv:
+        print("\n".join(names))
+        return 0
+    p = make_parser(description, default_out)
+    p.add_argument("--model", required=True, help="model name (--list shows them)")
+    p.add_argument("--image", type=positive_int, default=image, help="image side (default %(default)s)")
+    p.add_argument("--batch", type=positive_int, default=batch, help="batch size (default %(default)s)")
+    args = p.parse_args(argv)
+    setup(args)
+    dtype = DTYPES[args.dtype]
+    model, inputs = build(args.model, args, dtype)
+    if args.model not in keeps_dtype:
+        model = model.to(dtype)
+    export(model, inputs, args, args.model, {"model": args.model, "image": args.image, "batch": args.batch})
+    return 0

@@ -582,26 +582,9 @@ def build(name, args, dtype):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    if "--list" in argv:
-        for n in TORCHVISION:
-            print(n)
-        for n in SMALL:
-            print(n)
-        return 0
-    p = common.make_parser(__doc__.splitlines()[0], "coverage.pt")
-    p.add_argument("--model", required=True, help="model name (--list shows them)")
-    p.add_argument("--image", type=common.positive_int, default=32, help="image side (default %(default)s)")
-    p.add_argument("--batch", type=common.positive_int, default=2, help="batch size (default %(default)s)")
-    args = p.parse_args(argv)
-    common.setup(args)
-    dtype = common.DTYPES[args.dtype]
-    model, inputs = build(args.model, args, dtype)
-    if args.model not in ("bf16_mlp", "float64_mlp"):  # those two fix their own dtype
-        model = model.to(dtype)
-    common.export(model, inputs, args, args.model, {"model": args.model, "image": args.image, "batch": args.batch})
-    return 0
+    argv = sys.argv[1:] if argv is None else argv
+    return common.model_set_main(argv, __doc__.splitlines()[0], "coverage.pt", list(TORCHVISION) + list(SMALL), build,
+                                 image=32, batch=2, keeps_dtype=("bf16_mlp", "float64_mlp"))
 
 
 if __name__ == "__main__":

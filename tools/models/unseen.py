@@ -201,21 +201,8 @@ def build(name, args, dtype):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    if "--list" in argv:
-        print("\n".join(TV + SEG + VIDEO + SMALL))
-        return 0
-    p = common.make_parser(__doc__.splitlines()[0], "unseen.pt")
-    p.add_argument("--model", required=True, help="model name (--list shows them)")
-    p.add_argument("--image", type=common.positive_int, default=96, help="image side (default %(default)s)")
-    p.add_argument("--batch", type=common.positive_int, default=4, help="batch size (default %(default)s)")
-    args = p.parse_args(argv)
-    common.setup(args)
-    dtype = common.DTYPES[args.dtype]
-    model, inputs = build(args.model, args, dtype)
-    common.export(model.to(dtype), inputs, args, args.model, {"model": args.model, "image": args.image, "batch": args.batch})
-    return 0
+    argv = sys.argv[1:] if argv is None else argv
+    return common.model_set_main(argv, __doc__.splitlines()[0], "unseen.pt", TV + SEG + VIDEO + SMALL, build)
 
 
 if __name__ == "__main__":

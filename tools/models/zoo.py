@@ -281,28 +281,9 @@ def build(name, args, dtype):
 
 
 def main(argv=None):
-    if argv is None:
-        argv = sys.argv[1:]
-    if "--list" in argv:
-        for n in TORCHVISION:
-            print(n)
-        for n in SMALL:
-            print(n)
-        if "--first" not in argv:
-            for n in TORCHVISION_MORE:
-                print(n)
-        return 0
-    p = common.make_parser(__doc__.splitlines()[0], "zoo.pt")
-    p.add_argument("--model", required=True, help="model name (--list shows them)")
-    p.add_argument("--image", type=common.positive_int, default=96, help="image side (default %(default)s)")
-    p.add_argument("--batch", type=common.positive_int, default=4, help="batch size (default %(default)s)")
-    args = p.parse_args(argv)
-    common.setup(args)
-    dtype = common.DTYPES[args.dtype]
-    model, inputs = build(args.model, args, dtype)
-    model = model.to(dtype)
-    common.export(model, inputs, args, args.model, {"model": args.model, "image": args.image, "batch": args.batch})
-    return 0
+    argv = sys.argv[1:] if argv is None else argv
+    names = TORCHVISION + list(SMALL) + ([] if "--first" in argv else TORCHVISION_MORE)
+    return common.model_set_main(argv, __doc__.splitlines()[0], "zoo.pt", names, build)
 
 
 if __name__ == "__main__":
