@@ -272,6 +272,14 @@ torch::jit::Module load_exported(const std::string &path);
 // other such nodes stay whole, counted and explained in M.st (rnn_*).
 void expand_rnns(Model &M);
 
+// ------------------------------------------------------ in-place writes (exec_functionalize.cpp)
+
+// Rewrite each in-place op that writes (through views) data read by another
+// op before it and read again after it, or a model input read again after it:
+// the op writes a clone of that data, and later readers read the clone.
+// Returns how many were rewritten.
+int functionalize_view_writes(Model &M);
+
 // ------------------------------------------------------ analysis (exec_analyse.cpp)
 
 void run_node(Model &M, const Node *n, Stack &st);

@@ -214,6 +214,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     int64_t before = A.cur();
     rng_seed(M.cuda, o->seed);
     expand_rnns(M);
+    M.st.n_functionalized = functionalize_view_writes(M);
     analyse(M);
     build_structure(M);
     find_pieces(M);

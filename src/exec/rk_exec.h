@@ -77,6 +77,9 @@ typedef struct {
     int64_t analysis_peak;       /* bytes the analysis run (rk-GB's one run of the whole model on the
                                     example inputs, which every command loading a model makes) held at
                                     its peak on the device, beyond the parameters and inputs */
+    int n_functionalized;        /* in-place ops writing (through views) data read before and again
+                                    after them: rewritten to write a copy, which later readers read
+                                    (one more allocation each; docs/exec.md) */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */

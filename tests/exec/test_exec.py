@@ -310,10 +310,11 @@ class TestInplace(ExecBase):
 
         self.trace_verify_run_3x8(B(), "inplace_b")
 
-    def test_inplace_on_view_read_before_and_after_refused(self):
-        """An op reads h, then relu_ writes a slice of h, then h is read again:
-        the in-place op would have to run on a copy (h was read before) and
-        on h itself (h is read after): refused with both nodes named."""
+    def test_inplace_on_view_read_before_and_after(self):
+        """An op reads h, then relu_ writes a slice of h, then h is read again
+        (refused before): rewritten to write a clone of h, which the later
+        reader reads (exec_functionalize.cpp); forward bit for bit, gradients
+        equal with keep-all and recompute-all."""
         import torch
 
         class C(torch.nn.Module):
@@ -327,13 +328,34 @@ class TestInplace(ExecBase):
                 h[:, :4].relu_()
                 return h * s
 
-        path = os.path.join(TMP, "inplace_c.pt")
-        torch.jit.trace(C().train(), (torch.randn(3, 8),), check_trace=False).save(path)
-        p = run("trace", path, "--input", "3x8:float32", "-o", os.path.join(TMP, "c.rkg"))
+        self.trace_verify_run_3x8(C(), "inplace_c")
+        p = run("trace", os.path.join(TMP, "inplace_c.pt"), "--input", "3x8:float64", "-o",
+                os.path.join(TMP, "inplace_c2.rkg"), "--json", "--quiet", check=0)
+        self.assertEqual(json.loads(p.stdout)["functionalized"], 1)
+
+    def test_inplace_on_input_view_read_after_refused(self):
+        """relu_ on a slice of a model input that is read again: the plain
+        step writes the caller's tensor, so rkmate refuses it, naming the op
+        and its later reader, and writes no chain."""
+        import torch
+
+        class D(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = torch.nn.Linear(8, 8)
+
+            def forward(self, x):
+                s = self.l(x)
+                x[:, :4].relu_()
+                return self.l(x) * s
+
+        path = os.path.join(TMP, "inplace_d.pt")
+        torch.jit.trace(D().train(), (torch.randn(3, 8),), check_trace=False).save(path)
+        p = run("trace", path, "--input", "3x8:float32", "-o", os.path.join(TMP, "d.rkg"))
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("aten::relu_", p.stderr)
         self.assertIn("read again", p.stderr)
-        self.assertFalse(os.path.exists(os.path.join(TMP, "c.rkg")))
+        self.assertFalse(os.path.exists(os.path.join(TMP, "d.rkg")))
 
 
 class TestWeightGradients(ExecBase):

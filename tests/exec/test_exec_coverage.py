@@ -175,6 +175,17 @@ class TestPosBiasMlp(CoverageCase):
     BUDGET = "95%"      # floor 91.5 %
 
 
+class TestViewWritesReadAgain(CoverageCase):
+    """In-place writes through slices and views on activations read before and again after them
+    (`h[:, 1:] += 0.5 * h[:, :-1].detach()`, `u.mul_(2)` after `relu(u)`, a write through transpose +
+    narrow after a `cat` read the data): refused before ("whose original is read again later"), now
+    run on a copy of the written data (exec_functionalize.cpp), gradients equal with recomputation;
+    the torch.export program of the same model too."""
+    NAME = "view_writes"
+    PT2 = True
+    BUDGET = "80%"      # floor 75.3 %: the model is small (2 x 12 x 32)
+
+
 class TestPool1dIndices(CoverageCase):
     """adaptive_max_pool1d's int64 indices, a squeezed view of the 2-d op's, saved for its backward:
     the tracer took them for unread (the schedule forgot them before the backward: "data is not

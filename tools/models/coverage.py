@@ -481,6 +481,34 @@ class Pool1dIndices(nn.Module):
         return self.o(F.adaptive_max_pool1d(y, 1).squeeze(-1))
 
 
+
+class ViewWritesReadAgain(nn.Module):
+    """In-place writes on activations whose original is read before and again after them, as PyTorch
+    allows: `h[:, 1:] += 0.5 * h[:, :-1].detach()` (a slice written after another slice was read,
+    then `h` read whole), `u.mul_(2)` after `relu(u)` read it, a write through transpose + narrow
+    views after a `cat` read the data, and `h[:, 0] = 0` on the result (read again by the head)."""
+
+    def __init__(self, dim=32):
+        super().__init__()
+        self.a = nn.Linear(dim, dim)
+        self.b = nn.Linear(dim, dim)
+        self.c = nn.Linear(dim, dim)
+        self.o = nn.Linear(3 * dim, dim)
+
+    def forward(self, x):  # B, L, dim
+        h = self.a(x)
+        h[:, 1:] += 0.5 * h[:, :-1].detach()
+        h = torch.tanh(h)
+        u = self.b(h)
+        r = torch.relu(u)
+        u.mul_(2)
+        v = self.c(u + r)
+        both = torch.cat([v, r], -1)
+        v.transpose(1, 2).narrow(1, 0, 8).add_(1.0)
+        y = torch.cat([both, v], -1)
+        y[:, 0] = 0
+        return self.o(y)
+
 SMALL = {
     "bert": "BERT-like encoder: 3 embeddings, int64 attention mask, LayerNorm, GELU, dropout; (states, pooled)",
     "gpt_tied": "GPT-like decoder, LM head tied to the embedding, triu + masked_fill causal mask",
@@ -503,6 +531,7 @@ SMALL = {
     "embbag": "EmbeddingBag (ids + offsets), bmm interaction, sigmoid",
     "pos_bias_mlp": "Swin V2's position-bias MLP: in-place ReLU on a view (Linear on a 4-d buffer), no input dependency",
     "pool1d_indices": "Conv1d, hardswish, adaptive_max_pool1d (int64 indices saved as a view of the op's own)",
+    "view_writes": "in-place writes (slices, views) on activations read before and again after them",
 }
 
 
@@ -576,6 +605,8 @@ def build(name, args, dtype):
         return EmbBag(), [ids, offsets, common.float_input((b, 5), dtype, g)]
     if name == "pos_bias_mlp":
         return PosBiasMlp(), [common.float_input((b, 25, 16), dtype, g)]
+    if name == "view_writes":
+        return ViewWritesReadAgain(), [common.float_input((b, 12, 32), dtype, g)]
     if name == "pool1d_indices":
         return Pool1dIndices(), [common.float_input((b, 8, 200), dtype, g)]
     common.die("unknown model %r (--list shows the names)" % name)

@@ -21,12 +21,13 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f, "
                 "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"split_bwd\": %d, "
-                "\"split_bwd_unequal\": %d, \"analysis_peak\": %lld, \"rnn_warning\": ",
+                "\"split_bwd_unequal\": %d, \"analysis_peak\": %lld, \"functionalized\": %d, \"rnn_warning\": ",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
                 st->max_forward_diff, (long long)plain_peak, st->seconds, st->rnn_expanded, st->rnn_steps,
-                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal, (long long)st->analysis_peak);
+                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal, (long long)st->analysis_peak,
+                st->n_functionalized);
         if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
         else fputs("null", f);
         fputs("}\n", f);
@@ -45,6 +46,9 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                     st->rnn_steps);
         if (st->split_bwd)
             fprintf(f, "backward split in two (weight part, input part): %d node(s)\n", st->split_bwd);
+        if (st->n_functionalized)
+            fprintf(f, "in-place writes on data read before and after them, run on a copy: %d node(s)\n",
+                    st->n_functionalized);
     }
 }
 
