@@ -308,7 +308,7 @@ static IValue retire(const IValue &v, bool to_host) {
 }
 
 // The argument n's schema marks as written (the last such), or -1.
-static int written_argument(const Node *n) {
+int written_argument(const Node *n) {
     int written = -1;
     if (const c10::FunctionSchema *sch = n->maybeSchema())
         for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {

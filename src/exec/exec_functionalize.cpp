@@ -50,16 +50,6 @@ int alias_input(const Node *n, size_t i) {
     return -1;
 }
 
-int written_input(const Node *n) {
-    int w = -1;
-    if (const c10::FunctionSchema *sch = n->maybeSchema())
-        for (size_t i = 0; i < sch->arguments().size() && i < n->inputs().size(); i++) {
-            const c10::AliasInfo *a = sch->arguments()[i].alias_info();
-            if (a && a->isWrite()) w = (int)i;
-        }
-    return w;
-}
-
 bool is_container(const Node *n) {
     auto k = n->kind();
     return k == prim::ListConstruct || k == prim::TupleConstruct;
@@ -127,7 +117,7 @@ Family family_of(Value *root) {
 // Does `u` read the family's data (not only derive a member or size from it)?
 bool reads_data(const Family &F, Node *u, Value *v) {
     if (size_only(u)) return false;
-    int w = written_input(u);
+    int w = written_argument(u);
     if (w >= 0 && u->input(w) == v) {
         for (size_t i = 0; i < u->inputs().size(); i++)
             if ((int)i != w && F.members.count(u->input(i))) return true;
@@ -152,7 +142,7 @@ void rewrite(Graph &g, Node *n, int w, Value *root, const Family &F) {
         auto it = m.find(v);
         if (it != m.end()) return it->second;
         Node *d = v->node();
-        int dw = written_input(d);
+        int dw = written_argument(d);
         if (dw >= 0 && alias_input(d, v->offset()) == dw) // an earlier in-place op's result: the clone has its write
             return m[v] = replay(d->input(dw), m);
         for (Value *x : d->inputs())
@@ -191,7 +181,7 @@ int functionalize_view_writes(Model &M) {
     int rewritten = 0;
     std::vector<Node *> nodes(g.nodes().begin(), g.nodes().end());
     for (Node *n : nodes) {
-        int w = written_input(n);
+        int w = written_argument(n);
         if (w < 0 || n->outputs().size() != 1) continue;
         Value *root = root_of(n->input(w));
         if (!root->type()->cast<c10::TensorType>()) continue;

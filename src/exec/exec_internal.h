@@ -288,6 +288,8 @@ void owners_of(Model &M, const Value *v, std::vector<int> &out);
 // Is v (through aliases) group g's data or a view of it?
 bool owned_by(Model &M, const Value *v, int g);
 void analyse(Model &M);
+// The argument n's schema marks as written (the last such), or -1.
+int written_argument(const Node *n);
 // The plain module's result as one tensor: itself, or for tuples, lists and
 // dicts cat(flatten(o)) of the floating-point outputs requiring grad, as the
 // analysis joins them (the loss covers every output).
