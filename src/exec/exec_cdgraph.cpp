@@ -139,7 +139,8 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
                 continue;
             }
             for (size_t k = 0; k < D.pieces.size(); k++) // the gradients of the pieces it reads
-                if (D.piece_reader[k] == M.order[first + j]) rk_graph_add_out(gr, c, dpc[D.local][k]);
+                for (int r : D.piece_readers[k])
+                    if (r == M.order[first + j]) rk_graph_add_out(gr, c, dpc[D.local][k]);
         }
     }
 }

@@ -121,10 +121,11 @@ struct Group {
     int clone_owner = -1; // the group owning the original
     // Read by the other nodes of its block only through pieces (select, slice,
     // split, chunk, unbind of it or of a view of it; exec_pieces.cpp): the
-    // piece values, in graph order, their bytes and the node reading each.
+    // piece values, in graph order, their bytes and the nodes reading each
+    // (F.normalize's norm and division both read q: their gradients add up).
     std::vector<const Value *> pieces;
     std::vector<int64_t> piece_bytes;
-    std::vector<int> piece_reader;
+    std::vector<std::vector<int>> piece_readers;
     // Read only by a `stack` (not along dim 0) whose backward hands it a
     // strided piece of the stack's gradient (exec_pieces.cpp): that piece is
     // kept as it is (a view), as autograd passes it on.  The stack's group,
@@ -314,6 +315,10 @@ struct Part {
     // Strides of the first gradient that reached the leaf (when non-overlapping
     // and dense): the layout autograd's engine would hand the op's backward.
     std::vector<int64_t> grad_strides;
+    // A gradient kept in its own layout while the leaf's accumulator runs
+    // (exec_runtime.cpp, keep_grad_layout): put back as the leaf's .grad by
+    // the post-accumulate hook.
+    at::Tensor held_grad;
 };
 // One Part per output of the group's op (one for most ops; LSTM: 3).
 struct GState {

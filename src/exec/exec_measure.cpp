@@ -166,6 +166,35 @@ static std::vector<std::vector<std::vector<char>>> accumulating_params(Model &M)
     return acc;
 }
 
+// The layout each node's output gradient arrives in during a step: the
+// leaf's hook records it (Part::grad_strides, exec_runtime.cpp).  A node's
+// backward is measured on ones in that layout (bwd_roots): a transposed
+// gradient makes some kernels copy it first (a batched matmul's backward
+// after a transpose, col2im's after unfold + transpose), a copy the step
+// pays and the measurement with contiguous ones missed.  One step through
+// the executor (every node forward, the loss's sum, every backward from the
+// last), before the measurement, on a Runtime of its own.  A failure leaves
+// the layouts unknown (contiguous ones, as before): the measurement reports
+// the model's real errors.
+static void probe_grad_layouts(Model &M, Runtime &R) {
+    try {
+        Runtime P(M);
+        for (int g : M.order) P.fwd(g);
+        if (M.out_group < 0 || !P.gs[M.out_group].ran) return;
+        at::Tensor y = P.materialize(M.output).toTensor();
+        if (!y.requires_grad()) return;
+        torch::autograd::backward({y.sum()});
+        for (size_t i = M.order.size(); i-- > 0;) {
+            int g = M.order[i];
+            if (M.groups[g].has_grad && P.gs[g].ran) P.bwd(g, false, BWD_ALL);
+        }
+        for (size_t g = 0; g < P.gs.size() && g < R.gs.size(); g++)
+            for (size_t k = 0; k < P.gs[g].p.size() && k < R.gs[g].p.size(); k++)
+                R.gs[g].p[k].grad_strides = P.gs[g].p[k].grad_strides;
+    } catch (const std::exception &) {
+    }
+}
+
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     double t0 = now_us(); // wall clock of the whole trace
     Model M;
@@ -205,6 +234,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     std::vector<std::vector<std::vector<char>>> accum = accumulating_params(M);
     std::vector<std::vector<int64_t>> accum_bytes(M.class_canon.size()); // per class and local node
     Runtime R(M);
+    if (o->measure) probe_grad_layouts(M, R);
     double loss_time = 0;
     size_t nb = M.block_begin.size();
     // Without --verify the forward stops after the last block that is measured.

@@ -9,7 +9,10 @@
 // keep-all 2.2 % above the plain step on swin_t.
 //
 // Here each piece is read through DepositGrad, whose backward keeps the piece's
-// gradient apart (Runtime::piece_grad); the owner's backward adds them into
+// gradient apart (Runtime::piece_grad; a piece read by several nodes, as
+// swin_v2's q and k by F.normalize's norm and division, gets each reader's
+// gradient added in place, as autograd sums them before SelectBackward);
+// the owner's backward adds them into
 // zeros of its data's shape (Runtime::assemble_pieces: disjoint pieces, so
 // each element is its piece's value, as autograd's sum of zero-filled piece
 // gradients gives), then runs.  The chain sees the same: each reader's
@@ -208,7 +211,7 @@ void find_pieces(Model &M) {
     for (int d : M.order) {
         Group &D = M.groups[d];
         if (!D.has_grad || D.outs.size() != 1 || D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
-        std::map<const Value *, int> reader;
+        std::map<const Value *, std::vector<int>> reader; // a piece's readers (each reads it once)
         bool ok = true, any = false;
         for (int c : D.consumers) {
             const Group &C = M.groups[c];
@@ -221,8 +224,7 @@ void find_pieces(Model &M) {
                 for (const Value *o : n->outputs()) local.insert(o);
             }
             for (const Value *p : ps) {
-                if (reader.count(p)) ok = false; // one reader per piece
-                reader[p] = c;
+                if (reader[p].empty() || reader[p].back() != c) reader[p].push_back(c);
                 any = true;
             }
             if (!ok) break;
@@ -234,7 +236,7 @@ void find_pieces(Model &M) {
         for (auto &x : byorder) {
             D.pieces.push_back(x.second);
             D.piece_bytes.push_back(bytes_of(M, x.second, d));
-            D.piece_reader.push_back(reader.at(x.second));
+            D.piece_readers.push_back(reader.at(x.second));
             M.piece_owner[x.second] = d;
         }
     }

@@ -10,6 +10,7 @@
 #include <torch/script.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <c10/core/StorageImpl.h>
 
 #include "exec_internal.h"
@@ -260,6 +261,79 @@ static at::Tensor own_grad(const at::Tensor &leaf, const at::Tensor &gr) {
     return gr.clone(at::MemoryFormat::Preserve);
 }
 
+// Whether g's layout is t's on every dim of more than one element (the
+// accumulator's gradient layout contract for a dense t).
+static bool same_layout(const at::Tensor &g, const at::Tensor &t) {
+    if (g.sizes() != t.sizes()) return false;
+    for (int64_t i = 0; i < t.dim(); i++)
+        if (t.size(i) > 1 && g.stride(i) != t.stride(i)) return false;
+    return true;
+}
+
+// Whether g is dense and alone in its storage (from its first byte, no byte
+// more): a view of those bytes in any other dense layout of its sizes fits.
+static bool alone_in_storage(const at::Tensor &g) {
+    return g.defined() && g.layout() == at::kStrided && g.has_storage() && g.is_non_overlapping_and_dense() &&
+           g.storage_offset() == 0 && (int64_t)g.storage().nbytes() == g.numel() * (int64_t)g.element_size();
+}
+
+// A gradient reaching a leaf (a node's output, read by the node whose
+// backward runs) in another dense layout than the leaf's — a transposed or
+// channels-last gradient, e.g. a pool's over a transposed input — is what
+// the plain step hands the node's own backward as it is.  The leaf's
+// accumulator would copy it into the leaf's layout (the gradient layout
+// contract): a second buffer of its size at that op, which the plain step
+// never holds.  So the gradient is kept (T.held_grad) and the accumulator is
+// handed a view of the same bytes in the leaf's layout, which it takes
+// without a copy; the post-accumulate hook (HeldGradBack) then puts the
+// gradient back as the leaf's .grad.  A later gradient is added into it in
+// place, as the accumulator does (variable_grad += new_grad), when the
+// leaf's .grad is in such a layout.  `refs`: the references a gradient
+// nobody else holds has in the hook (the accumulator steals only those).
+// Undefined: the accumulator does as it does.
+// A tensor of t's bytes, sizes and strides that is no view: it holds t's
+// storage only (a view's base would keep the storage shared, and the
+// executor then could not free the gradient once its backward's root
+// function has run, FreeConsumedGrad).
+static at::Tensor same_bytes(const at::Tensor &t, at::IntArrayRef sizes, at::IntArrayRef strides) {
+    at::Tensor a = at::empty({0}, t.options());
+    a.set_(t.storage(), t.storage_offset(), sizes, strides);
+    return a;
+}
+
+static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr, long refs) {
+    const at::Tensor &leaf = T.leaf;
+    if (at::GradMode::is_enabled() || !leaf.is_non_overlapping_and_dense() || !alone_in_storage(gr) ||
+        gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
+        return {};
+    at::Tensor cur = leaf.grad();
+    if (!cur.defined()) {
+        if (same_layout(gr, leaf) || (long)gr.use_count() > refs) return {};
+        T.held_grad = gr.is_view() ? same_bytes(gr, gr.sizes(), gr.strides()) : gr;
+    } else {
+        if (same_layout(cur, leaf) || !alone_in_storage(cur) || cur.sizes() != gr.sizes()) return {};
+        cur.add_(gr);
+        T.held_grad = cur;
+        T.leaf.mutable_grad() = at::Tensor();
+    }
+    return same_bytes(T.held_grad, leaf.sizes(), leaf.strides());
+}
+
+namespace {
+struct HeldGradBack : torch::autograd::PostAccumulateGradHook {
+    Runtime *R;
+    int g;
+    size_t k;
+    HeldGradBack(Runtime *r, int g_, size_t k_) : R(r), g(g_), k(k_) {}
+    void operator()(const torch::autograd::Variable &) override {
+        Part &T = R->gs[g].p[k];
+        if (!T.held_grad.defined()) return;
+        T.leaf.mutable_grad() = std::move(T.held_grad);
+        T.held_grad = at::Tensor();
+    }
+};
+} // namespace
+
 void Runtime::fwd(int g) {
     Group &G = M.groups[g];
     GState &S = gs[g];
@@ -290,8 +364,11 @@ void Runtime::fwd(int g) {
                     if (T.grad_strides.empty() && gr.defined() && !gr.is_sparse() && gr.has_storage() &&
                         layout_worth_keeping(gr))
                         T.grad_strides = gr.strides().vec();
-                    return own_grad(T.leaf, gr);
+                    at::Tensor own = own_grad(T.leaf, gr);
+                    if (own.defined()) return own;
+                    return keep_grad_layout(T, gr, 2);
                 });
+                torch::autograd::impl::set_post_acc_grad_hooks(P.leaf, std::make_unique<HeldGradBack>(this, g, k));
             }
             P.canon = P.leaf.storage();
             if (G.has_grad) P.proxy = out;
@@ -324,13 +401,24 @@ void Runtime::fwd(int g) {
     }
 }
 
+// Ones for the tracer's measurement of a backward, in the layout the
+// output's gradient arrives in a step (grad_strides, from the tracer's layout
+// probe, probe_grad_layouts): a transposed gradient makes some backward
+// kernels copy it first (a batched matmul's, col2im's), as they do in a step.
+static at::Tensor ones_as_received(const Part &P) {
+    if (P.grad_strides.empty() || P.leaf.strides() == at::IntArrayRef(P.grad_strides)) return at::ones_like(P.leaf);
+    at::Tensor t = at::empty_strided(P.leaf.sizes(), P.grad_strides, P.leaf.options().requires_grad(false));
+    t.fill_(1);
+    return t;
+}
+
 void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool ones) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     for (size_t k = 0; k < S.p.size(); k++) {
         Part &P = S.p[k];
         if (!G.out_rg[k] || !P.proxy.defined() || !P.proxy.grad_fn()) continue;
-        at::Tensor gr = ones ? at::ones_like(P.leaf) : P.leaf.grad();
+        at::Tensor gr = ones ? ones_as_received(P) : P.leaf.grad();
         if (G.stack_reader >= 0) { // the stack's strided piece, as it is (exec_pieces.cpp)
             auto it = stack_grad.find(g);
             gr = ones ? stack_piece_ones(g) : it != stack_grad.end() ? it->second : at::Tensor();

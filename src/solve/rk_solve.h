@@ -95,6 +95,23 @@ typedef struct {
                                     its load and the number of threads
                                     (docs/grid.md); grid_work is the
                                     deterministic box */
+    double whole_graph_time;     /* rockmate: when no plan over the block
+                                    options fits a budget, whole-graph
+                                    Checkmate (RK_SOLVE_CHECKMATE's search:
+                                    the greedy rematerialization, then the
+                                    MILP) gets this many seconds on chains
+                                    small enough (whole_graph_max_nodes):
+                                    rk-Rotor's blocks stop at 1-separators, so
+                                    a model of a few large blocks (a U-Net)
+                                    has schedules below its block plans'
+                                    floor.  Its schedule is returned with
+                                    res->whole_graph = 1.  A MILP stopped by
+                                    this limit makes the answer depend on the
+                                    machine's speed.  <= 0: never.  Default 4 */
+    int whole_graph_max_nodes;   /* rockmate: the most compute nodes (all
+                                    blocks, forward and backward) a chain may
+                                    have for whole_graph_time to apply.
+                                    Default 400 */
     int full_grid;               /* rockmate: 1 = solve every point of every
                                     class's grid when the solver is made (as
                                     rk_checkmate_chain_options); 0 (default) =
@@ -122,6 +139,12 @@ typedef struct {
                                     the time of the model's schedules (us) */
     int checkmate_optimal;
     const char *checkmate_source; /* "milp", "greedy" or "seed" */
+    int whole_graph;             /* rockmate: 1 = no block plan fit, the
+                                    schedule is whole-graph Checkmate's
+                                    (rk_solve_params.whole_graph_time; the
+                                    checkmate_* fields describe it) */
+    int whole_graph_tried;       /* rockmate, infeasible: whole-graph
+                                    Checkmate was tried too and found none */
 } rk_solve_result;
 
 typedef struct {
@@ -142,6 +165,11 @@ RK_API const rk_solver_info *rk_solver_get_info(const rk_solver *s);
  * the smallest budget that works (res->feasible = 0).  On success `sched`
  * holds the replayed schedule with its predictions. */
 RK_API rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err);
+
+/* Replace the solver's whole_graph_time (rk_solve_params; <= 0: rockmate
+ * never tries whole-graph Checkmate), e.g. 0 while searching for the
+ * smallest budget of the block plans. */
+RK_API void rk_solver_set_whole_graph_time(rk_solver *s, double seconds);
 
 /* Smallest budget at which rk_solver_solve succeeds (rk-Rotor, sqrt, ...:
  * exact; checkmate: the smallest peak of a schedule rkmate knows, i.e. of

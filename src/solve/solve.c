@@ -53,6 +53,8 @@ void rk_solve_params_default(rk_solve_params *p) {
     p->grid_node_rows = 2000;
     p->grid_ilp_max_cols = 20000;
     p->grid_time_box = 0;
+    p->whole_graph_time = 4;
+    p->whole_graph_max_nodes = 400;
 }
 
 static rk_dp_algo dp_algo_of(rk_solve_algo a) {
@@ -377,6 +379,8 @@ void rk_solver_free(rk_solver *s) {
 
 const rk_solver_info *rk_solver_get_info(const rk_solver *s) { return &s->info; }
 
+void rk_solver_set_whole_graph_time(rk_solver *s, double seconds) { s->p.whole_graph_time = seconds; }
+
 /* The DP algorithms whose schedules seed whole-graph Checkmate. */
 static const rk_dp_algo cm_seed_algos[] = {RK_DP_ROCKMATE, RK_DP_SQRT, RK_DP_RECOMPUTE_ALL, RK_DP_KEEP_ALL};
 #define N_CM_SEED_ALGOS ((int)(sizeof cm_seed_algos / sizeof cm_seed_algos[0]))
@@ -502,7 +506,8 @@ rk_status rk_solver_min_budget_bound(rk_solver *s, int64_t *out, rk_error *err) 
 /* Checkmate at one budget: the seeds (the DP's schedules at this budget,
  * free-asap, the schedules returned at earlier budgets that fit) and the
  * MILP; the returned schedule is remembered for later budgets. */
-static rk_status solve_checkmate(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err) {
+static rk_status solve_checkmate(rk_solver *s, int64_t budget, const rk_checkmate_params *cm, rk_schedule *sched,
+                                 rk_solve_result *res, rk_error *err) {
     int cap = N_CM_SEED_ALGOS + 1 + s->n_known, n = 0;
     rk_schedule *seeds = calloc((size_t)cap, sizeof *seeds);
     if (!seeds) return rk_fail(err, RK_ENOMEM, "out of memory");
@@ -529,7 +534,7 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, rk_schedule *sche
         else n++;
     }
     rk_checkmate_chain_info info;
-    if (!r) r = rk_checkmate_chain_solve(s->ch, budget, &s->p.cm, seeds, n, sched, &info, err);
+    if (!r) r = rk_checkmate_chain_solve(s->ch, budget, cm, seeds, n, sched, &info, err);
     for (int i = 0; i < n; i++) rk_schedule_free(&seeds[i]);
     free(seeds);
     if (r) return r;
@@ -553,6 +558,33 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, rk_schedule *sche
     return RK_OK;
 }
 
+/* Whether rockmate tries whole-graph Checkmate where no block plan fits:
+ * the chain's compute nodes, all blocks together, within the limit, and a
+ * budget no lower than the proven floor (below it nothing fits). */
+static int whole_graph_applies(rk_solver *s, int64_t budget) {
+    if (s->p.algo != RK_SOLVE_ROCKMATE || !(s->p.whole_graph_time > 0)) return 0;
+    long n = 0;
+    for (int b = 0; b < s->ch->n_blocks; b++) n += s->ch->classes[s->ch->blocks[b].cls].n_c;
+    if (n > s->p.whole_graph_max_nodes) return 0;
+    int64_t lb;
+    rk_error e2;
+    return rk_solver_min_budget_bound(s, &lb, &e2) == RK_OK && budget >= lb;
+}
+
+/* Rockmate's last resort at a budget below its block plans' floor:
+ * whole-graph Checkmate within p.whole_graph_time.  RK_EINFEASIBLE when it
+ * finds nothing. */
+static rk_status solve_whole_graph(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res,
+                                   rk_error *err) {
+    rk_checkmate_params cm = s->p.cm;
+    cm.time_limit = s->p.whole_graph_time;
+    cm.deadline = 0;
+    cm.node_limit = 0;
+    rk_status r = solve_checkmate(s, budget, &cm, sched, res, err);
+    if (r == RK_OK) res->whole_graph = 1;
+    return r;
+}
+
 rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res, rk_error *err) {
     memset(res, 0, sizeof *res);
     rk_schedule_init(sched);
@@ -562,7 +594,7 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
     rk_status r;
     if (budget <= 0) return rk_fail(err, RK_EINPUT, "the budget must be a positive number of bytes");
     if (s->p.algo == RK_SOLVE_CHECKMATE) {
-        r = solve_checkmate(s, budget, sched, res, err);
+        r = solve_checkmate(s, budget, &s->p.cm, sched, res, err);
         if (r == RK_EINFEASIBLE) {
             int64_t minb = -1, lb = -1;
             rk_error e2;
@@ -604,22 +636,37 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
         }
         if (!dres.feasible) {
             rk_dp_plan_free(&plan);
+            if (whole_graph_applies(s, budget)) {
+                r = solve_whole_graph(s, budget, sched, res, err);
+                if (r != RK_EINFEASIBLE) {
+                    if (r) return r;
+                    goto replay;
+                }
+                res->whole_graph_tried = 1;
+                rk_schedule_free(sched);
+                rk_schedule_init(sched);
+            }
             int64_t minb = -1;
             rk_error e2;
-            char b1[32], b2[32];
+            char b1[32], b2[32], wg[160] = "";
+            if (res->whole_graph_tried)
+                snprintf(wg, sizeof wg, " by its block plans; whole-graph Checkmate found no schedule in %g s",
+                         s->p.whole_graph_time);
             if (rk_dp_algo_min_budget(&s->costs, dp_algo_of(s->p.algo), &s->p.dp, &minb, &e2) == RK_OK)
                 return rk_fail(err, RK_EINFEASIBLE,
-                               "no %s schedule fits in %lld bytes (%s); the smallest budget that works is %lld bytes (%s)",
+                               "no %s schedule fits in %lld bytes (%s); the smallest budget that works is %lld bytes "
+                               "(%s)%s",
                                rk_solve_algo_name(s->p.algo), (long long)budget, rk_format_bytes(budget, b1, sizeof b1),
-                               (long long)minb, rk_format_bytes(minb, b2, sizeof b2));
-            return rk_fail(err, RK_EINFEASIBLE, "no %s schedule fits in %lld bytes", rk_solve_algo_name(s->p.algo),
-                           (long long)budget);
+                               (long long)minb, rk_format_bytes(minb, b2, sizeof b2), wg);
+            return rk_fail(err, RK_EINFEASIBLE, "no %s schedule fits in %lld bytes%s", rk_solve_algo_name(s->p.algo),
+                           (long long)budget, wg);
         }
         r = rk_dp_plan_build(s->ch, &s->opts, &s->costs, &plan, sched, err);
         rk_dp_plan_free(&plan);
         if (r) return r;
         res->n_forwards = dres.n_forwards;
     }
+replay:
     rk_schedule_set_algo(sched, rk_solve_algo_name(s->p.algo));
     sched->budget = budget;
     r = rk_simulate(s->ch, sched, &res->sim, err);

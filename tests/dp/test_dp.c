@@ -782,13 +782,33 @@ START_TEST(test_cli_solve) {
     }
     /* infeasible: exit 3 and the smallest budget that works (9000 exactly
      * with 9 slots of 1000 bytes... here 500 slots: a little more) */
-    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo rockmate --builtin-options 2>&1", exe, chain);
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo rockmate --builtin-options --whole-graph 0 2>&1",
+             exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "smallest budget that works is 9"));
+    ck_assert_ptr_null(strstr(out, "whole-graph"));
+    /* the same budget by default: no plan over the blocks fits, whole-graph
+     * Checkmate's schedule does (the chain is small), and it replays within
+     * the budget */
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo rockmate --builtin-options --json -o '%s'", exe,
+             chain, sched);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"whole_graph\": true"));
+    ck_assert_ptr_nonnull(strstr(out, "\"source\": "));
+    snprintf(cmd, sizeof cmd, "'%s' simulate '%s' '%s' --json", exe, chain, sched);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"within_budget\": true"));
+    /* below the proven floor it is not tried: the block plans' smallest
+     * budget, exact */
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 1000 --algo rockmate --builtin-options --json 2>/dev/null", exe,
+             chain);
+    ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
+    ck_assert_ptr_nonnull(strstr(out, "\"whole_graph_tried\": false"));
     snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --algo recompute-all 2>&1", exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "smallest budget that works is 9000 bytes"));
-    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --builtin-options --json 2>/dev/null", exe, chain);
+    snprintf(cmd, sizeof cmd, "'%s' solve '%s' --budget 8000 --builtin-options --whole-graph 0 --json 2>/dev/null",
+             exe, chain);
     ck_assert_int_eq(run_cmd(cmd, out, sizeof out), 3);
     ck_assert_ptr_nonnull(strstr(out, "\"feasible\": false"));
     /* bad input */

@@ -130,7 +130,8 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (s == RK_OK) s = rk_solver_solve(sv, budget, &sc, &sr, &err);
     solve_progress_end(pg);
     if (s == RK_EINFEASIBLE) {
-        code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0, &err, 0);
+        code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0, &err, 0,
+                                    sr.whole_graph_tried ? par.whole_graph_time : 0);
         goto done;
     }
     if (s != RK_OK) {
@@ -156,7 +157,8 @@ int rk_cmd_optimize(int argc, char **argv) {
         char b[32];
         printf("model %s: %d blocks, %d classes (%d nodes after simplification), traced in %.2f s\n",
                co.ex.model_path, ts.n_blocks, ts.n_classes, ts.nodes_simplified, ts.seconds);
-        printf("algorithm %s, budget %s, predicted overhead %+.1f %%\n", rk_solve_algo_name(par.algo),
+        printf("algorithm %s%s, budget %s, predicted overhead %+.1f %%\n", rk_solve_algo_name(par.algo),
+               sr.whole_graph ? " (no plan over the blocks fits: whole-graph Checkmate's schedule)" : "",
                rk_format_bytes(budget, b, sizeof b), 100.0 * sr.overhead);
     }
     sc.budget = budget;

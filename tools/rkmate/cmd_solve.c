@@ -19,7 +19,8 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: rkmate solve CHAIN.rkg --budget B|P%% [--algo ALGO] [--slots N] [--threads N] [--grid PxS]\n"
-            "                    [--full-grid] [--grid-work N] [--grid-time S] [--time-limit S] [--export-mps DIR]\n"
+            "                    [--full-grid] [--grid-work N] [--grid-time S] [--time-limit S] [--whole-graph S]\n"
+            "                    [--export-mps DIR]\n"
             "                    [--builtin-options] [--no-fallback]\n"
             "                    [--verbose] [--json] [-o SCHEDULE.rks] [--quiet]\n\n"
             "Finds the fastest schedule of the chain's forward and backward whose peak memory (every\n"
@@ -111,7 +112,8 @@ int rk_cmd_solve(int argc, char **argv) {
     double solve_time = omp_get_wtime() - t0;
     solve_progress_end(pg);
     if (st == RK_EINFEASIBLE) {
-        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err, explain);
+        rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err, explain,
+                                  res.whole_graph_tried ? par.whole_graph_time : 0);
         goto done;
     }
     if (st) {
@@ -136,7 +138,8 @@ int rk_cmd_solve(int argc, char **argv) {
         solve_cli_print_model_memory(stdout, ch.param_bytes, ch.param_grad_bytes, ch.buffer_bytes, 1);
         json_num("simulated_time", res.sim.time);
         json_num("options_time_s", info->options_time_s);
-        if (par.algo == RK_SOLVE_CHECKMATE) {
+        if (par.algo == RK_SOLVE_ROCKMATE) printf("\"whole_graph\": %s, ", res.whole_graph ? "true" : "false");
+        if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             /* gap and bound: against the proven bound of the Checkmate model */
             json_num("gap", res.checkmate_gap);
             json_num("bound", res.checkmate_bound);
@@ -169,7 +172,10 @@ int rk_cmd_solve(int argc, char **argv) {
                rk_format_bytes(res.sim.peak, b2, sizeof b2), (long long)res.predicted_peak);
         printf("time          %.3f us (every node once: %.3f us; overhead %+.2f %%)\n", res.sim.time,
                res.baseline_time, 100.0 * overhead);
-        if (par.algo == RK_SOLVE_CHECKMATE) {
+        if (res.whole_graph)
+            printf("whole graph   no plan over the blocks' options fits: whole-graph Checkmate's schedule "
+                   "(--whole-graph %g s)\n", par.whole_graph_time);
+        if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             if (res.checkmate_optimal) printf("checkmate     proven optimal (from %s)\n", res.checkmate_source);
             else if (isfinite(res.checkmate_gap))
                 printf("checkmate     gap %.2f %% to the proven bound %.3f us (schedule from %s)\n",

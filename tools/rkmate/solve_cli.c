@@ -40,6 +40,10 @@ const char SOLVE_HELP[] =
     "                     the search stops with the options found. Not deterministic: the options\n"
     "                     then depend on the machine, its load and --threads\n"
     "  --time-limit S     seconds per ILP (rockmate's grid) or for the whole ILP (checkmate)\n"
+    "  --whole-graph S    rockmate: where no plan over the blocks' options fits, whole-graph\n"
+    "                     Checkmate gets S seconds (default 4; 0: never) on chains of at most 400\n"
+    "                     compute nodes (a U-Net's few large blocks have schedules below their\n"
+    "                     floor); stopped by S, its answer depends on the machine's speed\n"
     "  --export-mps DIR   write every ILP solved as MPS into DIR (named by class and budget)\n"
     "  --builtin-options  rockmate without rk-Checkmate: options {none, keep all}\n"
     "  --no-fallback      rockmate/rotor: the DP's plan only (by default the keep-all, sqrt(n) and\n"
@@ -55,6 +59,7 @@ void solve_cli_init(solve_cli *s) {
     s->time_limit = -1;
     s->grid_time = -1;
     s->grid_work = -1;
+    s->whole_graph = -1;
 }
 
 int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s) {
@@ -79,6 +84,8 @@ int solve_cli_option(const char *cmd, int c, const char *arg, solve_cli *s) {
     case SOPT_FULL_GRID: s->full_grid = 1; return 0;
     case SOPT_GRID_TIME:
         return cli_parse_double(cmd, "--grid-time", arg, 0, 1e9, &s->grid_time) ? CLI_BADINPUT : 0;
+    case SOPT_WHOLE_GRAPH:
+        return cli_parse_double(cmd, "--whole-graph", arg, 0, 1e9, &s->whole_graph) ? CLI_BADINPUT : 0;
     case SOPT_GRID_WORK:
         return cli_parse_int(cmd, "--grid-work", arg, 0, 1000000000000L, &s->grid_work) ? CLI_BADINPUT : 0;
     default: return -1;
@@ -148,6 +155,7 @@ void solve_cli_params(const solve_cli *s, int default_threads, rk_solve_params *
     par->full_grid = s->full_grid;
     if (s->grid_time >= 0) par->grid_time_box = s->grid_time;
     if (s->grid_work >= 0) par->grid_work = s->grid_work;
+    if (s->whole_graph >= 0) par->whole_graph_time = s->whole_graph;
     if (s->time_limit >= 0) par->cm.time_limit = s->time_limit;
     par->cm.export_dir = s->export_dir;
     par->cm.verbose = s->verbose;
@@ -363,10 +371,11 @@ static const char *floor_cause(const floor_node *f) {
 }
 
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain) {
+                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain, double whole_graph_s) {
     int64_t minb = -1, lb = -1;
     int exact = 0;
     rk_error e2;
+    if (sv) rk_solver_set_whole_graph_time(sv, 0); /* the block plans' smallest budget */
     if (!sv || rk_solver_min_budget(sv, &minb, &e2)) minb = -1;
     if (!sv || rk_solver_min_budget_bound(sv, &lb, &e2)) lb = -1;
     if (sv && minb > 0 && strcmp(algo, "checkmate") != 0 && fits(sv, minb) == 1) {
@@ -397,6 +406,10 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
     else
         fprintf(stderr, "rkmate %s: no %s schedule fits in %lld bytes (%s)\n", cmd, algo, (long long)budget,
                 rk_format_bytes(budget, b1, sizeof b1));
+    if (whole_graph_s > 0)
+        fprintf(stderr, "rkmate %s: that is the smallest budget of its plans over the blocks' options; whole-graph "
+                        "Checkmate (--whole-graph) found no schedule in %g s at %lld bytes either\n",
+                cmd, whole_graph_s, (long long)budget);
     if (ch->plain_peak > 0 && minb > 0)
         fprintf(stderr, "rkmate %s: that is %.1f %% of the plain step's activation peak (%lld bytes)\n", cmd,
                 100.0 * (double)minb / (double)ch->plain_peak, (long long)ch->plain_peak);
@@ -444,7 +457,8 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         }
         if (explain && exact) explain_floor(cmd, 1, 1, sv, ch, minb);
         solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
-        printf("\"solve_time_s\": %.17g}\n", solve_time_s);
+        printf("\"whole_graph_tried\": %s, \"solve_time_s\": %.17g}\n", whole_graph_s > 0 ? "true" : "false",
+               solve_time_s);
     }
     return CLI_INFEASIBLE;
 }

@@ -15,7 +15,7 @@
 
 enum { SOPT_BUDGET = 2000, SOPT_ALGO, SOPT_SLOTS, SOPT_THREADS, SOPT_GRID, SOPT_TIME_LIMIT, SOPT_EXPORT_MPS,
        SOPT_BUILTIN, SOPT_NO_FALLBACK, SOPT_VERBOSE, SOPT_FULL_GRID, SOPT_GRID_TIME,
-       SOPT_GRID_WORK };
+       SOPT_GRID_WORK, SOPT_WHOLE_GRAPH };
 
 #define SOLVE_LONG_OPTS                                                                                           \
     {"budget", required_argument, 0, SOPT_BUDGET}, {"algo", required_argument, 0, SOPT_ALGO},                     \
@@ -24,7 +24,7 @@ enum { SOPT_BUDGET = 2000, SOPT_ALGO, SOPT_SLOTS, SOPT_THREADS, SOPT_GRID, SOPT_
         {"export-mps", required_argument, 0, SOPT_EXPORT_MPS}, {"builtin-options", no_argument, 0, SOPT_BUILTIN}, \
         {"no-fallback", no_argument, 0, SOPT_NO_FALLBACK}, {"verbose", no_argument, 0, SOPT_VERBOSE},          \
         {"full-grid", no_argument, 0, SOPT_FULL_GRID}, {"grid-time", required_argument, 0, SOPT_GRID_TIME}, \
-        {"grid-work", required_argument, 0, SOPT_GRID_WORK}
+        {"grid-work", required_argument, 0, SOPT_GRID_WORK}, {"whole-graph", required_argument, 0, SOPT_WHOLE_GRAPH}
 
 /* The lines of --help describing these options. */
 extern const char SOLVE_HELP[];
@@ -33,7 +33,7 @@ typedef struct {
     const char *budget_text, *algo_name, *export_dir;
     int algo, builtin, fallback, verbose, grid_p, grid_s, full_grid;
     long slots, threads, grid_work;
-    double time_limit, grid_time;
+    double time_limit, grid_time, whole_graph;
 } solve_cli;
 
 void solve_cli_init(solve_cli *s);
@@ -68,9 +68,12 @@ void solve_progress_free(solve_progress *p);
  * smallest budget that works is N bytes" on stderr (and the JSON object
  * with json) and returns CLI_INFEASIBLE.  With explain, also what is in
  * memory at the peak of the smallest schedule (peak_explain; JSON key
- * floor_explain). */
+ * floor_explain).  whole_graph_s > 0: rockmate also tried whole-graph
+ * Checkmate for that many seconds at this budget (rk_solve_result.
+ * whole_graph_tried); the smallest budget is then that of the block plans
+ * (searched without whole-graph Checkmate), and it says so. */
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
-                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain);
+                         rk_solver *sv, double solve_time_s, const rk_error *err, int explain, double whole_graph_s);
 void solve_cli_json_num(FILE *f, const char *key, double v);
 /* The memory outside every budget (budgets are activation memory): the
  * parameters, their gradients and the buffers, as the chain records them.
