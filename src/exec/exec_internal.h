@@ -320,6 +320,9 @@ struct Part {
     // the post-accumulate hook.
     at::Tensor held_grad;
 };
+// Whether g is dense and alone in its storage (from its first byte, no byte
+// more): a gradient that holds nothing but itself (exec_runtime.cpp).
+bool alone_in_storage(const at::Tensor &g);
 // One Part per output of the group's op (one for most ops; LSTM: 3).
 struct GState {
     std::vector<Part> p;

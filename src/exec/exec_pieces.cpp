@@ -274,8 +274,7 @@ void Runtime::deposit_piece(const Value *v, const at::Tensor &g) {
     }
     // Kept as it is when it owns its bytes alone; else a copy of its own (a
     // view of a larger gradient would hold all of it).
-    bool own = g.has_storage() && g.is_non_overlapping_and_dense() && g.storage().use_count() == 1 &&
-               (int64_t)g.storage().nbytes() == g.numel() * (int64_t)g.element_size() && g.use_count() <= 2;
+    bool own = alone_in_storage(g) && g.storage().use_count() == 1 && g.use_count() <= 2;
     s = own ? g : g.clone(at::MemoryFormat::Contiguous);
 }
 

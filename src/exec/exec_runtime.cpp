@@ -272,9 +272,19 @@ static bool same_layout(const at::Tensor &g, const at::Tensor &t) {
 
 // Whether g is dense and alone in its storage (from its first byte, no byte
 // more): a view of those bytes in any other dense layout of its sizes fits.
-static bool alone_in_storage(const at::Tensor &g) {
+bool alone_in_storage(const at::Tensor &g) {
     return g.defined() && g.layout() == at::kStrided && g.has_storage() && g.is_non_overlapping_and_dense() &&
            g.storage_offset() == 0 && (int64_t)g.storage().nbytes() == g.numel() * (int64_t)g.element_size();
+}
+
+// A tensor of t's bytes, sizes and strides that is no view: it holds t's
+// storage only (a view's base would keep the storage shared, and the
+// executor then could not free the gradient once its backward's root
+// function has run, FreeConsumedGrad).
+static at::Tensor same_bytes(const at::Tensor &t, at::IntArrayRef sizes, at::IntArrayRef strides) {
+    at::Tensor a = at::empty({0}, t.options());
+    a.set_(t.storage(), t.storage_offset(), sizes, strides);
+    return a;
 }
 
 // A gradient reaching a leaf (a node's output, read by the node whose
@@ -288,20 +298,12 @@ static bool alone_in_storage(const at::Tensor &g) {
 // without a copy; the post-accumulate hook (HeldGradBack) then puts the
 // gradient back as the leaf's .grad.  A later gradient is added into it in
 // place, as the accumulator does (variable_grad += new_grad), when the
-// leaf's .grad is in such a layout.  `refs`: the references a gradient
-// nobody else holds has in the hook (the accumulator steals only those).
-// Undefined: the accumulator does as it does.
-// A tensor of t's bytes, sizes and strides that is no view: it holds t's
-// storage only (a view's base would keep the storage shared, and the
-// executor then could not free the gradient once its backward's root
-// function has run, FreeConsumedGrad).
-static at::Tensor same_bytes(const at::Tensor &t, at::IntArrayRef sizes, at::IntArrayRef strides) {
-    at::Tensor a = at::empty({0}, t.options());
-    a.set_(t.storage(), t.storage_offset(), sizes, strides);
-    return a;
-}
-
-static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr, long refs) {
+// leaf's .grad is in such a layout.  Undefined: the accumulator does as it
+// does.
+static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
+    // The references a gradient nobody else holds has in the hook (the
+    // engine's list and the hook's copy of it): the accumulator steals only those.
+    const long refs = 2;
     const at::Tensor &leaf = T.leaf;
     if (at::GradMode::is_enabled() || !leaf.is_non_overlapping_and_dense() || !alone_in_storage(gr) ||
         gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
@@ -366,7 +368,7 @@ void Runtime::fwd(int g) {
                         T.grad_strides = gr.strides().vec();
                     at::Tensor own = own_grad(T.leaf, gr);
                     if (own.defined()) return own;
-                    return keep_grad_layout(T, gr, 2);
+                    return keep_grad_layout(T, gr);
                 });
                 torch::autograd::impl::set_post_acc_grad_hooks(P.leaf, std::make_unique<HeldGradBack>(this, g, k));
             }
