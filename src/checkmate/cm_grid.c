@@ -195,11 +195,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
     neighbour_pseudocosts(B, nb, b, &pc);
     rk_milp_params mp;
     cm_milp_params(p, &mp);
-    if (mp.node_limit > 0 && p->node_limit_rows > 0 && b->rows > p->node_limit_rows) {
-        /* larger LPs: fewer nodes, in proportion (at least 1) */
-        long nl = (long)((double)mp.node_limit * p->node_limit_rows / b->rows);
-        mp.node_limit = nl > 0 ? nl : 1;
-    }
+    cm_scale_node_limit(p, b->rows, &mp);
     mp.pseudocosts = pc.n ? &pc : NULL;
     /* light strong branching (docs/ilp.md, sixth round): a column is
      * strong-branched until it has one observation each way, at most 4

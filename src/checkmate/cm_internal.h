@@ -118,7 +118,12 @@ rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *l
 
 /* Export lp to p->export_dir/<name>.mps when exporting. */
 rk_status cm_export(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_error *err);
-/* cm_export, then cm_solve with cm_milp_params (res zeroed first, also on failure). */
+/* p->node_limit_rows applied to mp->node_limit for an LP of `rows` rows: a
+ * node costs about its LP's rows, so a larger LP gets node_limit x
+ * node_limit_rows / rows nodes (at least 1). */
+void cm_scale_node_limit(const rk_checkmate_params *p, int rows, rk_milp_params *mp);
+/* cm_export, then cm_solve with cm_milp_params, its node limit scaled by the
+ * LP's rows (cm_scale_node_limit; res zeroed first, also on failure). */
 rk_status cm_export_and_solve(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_milp_result *res,
                               rk_error *err);
 

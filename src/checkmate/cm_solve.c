@@ -57,6 +57,14 @@ void cm_milp_params(const rk_checkmate_params *p, rk_milp_params *mp) {
     mp->seed = p->seed;
 }
 
+void cm_scale_node_limit(const rk_checkmate_params *p, int rows, rk_milp_params *mp) {
+    if (mp->node_limit > 0 && p->node_limit_rows > 0 && rows > p->node_limit_rows) {
+        /* larger LPs: fewer nodes, in proportion (at least 1) */
+        long nl = (long)((double)mp->node_limit * p->node_limit_rows / rows);
+        mp->node_limit = nl > 0 ? nl : 1;
+    }
+}
+
 rk_status cm_export_and_solve(const rk_checkmate_params *p, const char *name, const rk_lp *lp, rk_milp_result *res,
                               rk_error *err) {
     memset(res, 0, sizeof *res);
@@ -64,6 +72,7 @@ rk_status cm_export_and_solve(const rk_checkmate_params *p, const char *name, co
     if (r) return r;
     rk_milp_params mp;
     cm_milp_params(p, &mp);
+    cm_scale_node_limit(p, rk_lp_num_rows(lp), &mp);
     return cm_solve(p, name, lp, &mp, res, err);
 }
 

@@ -67,10 +67,11 @@ typedef struct {
                                and incumbents of every point they fit.  0
                                (default): none (rk_checkmate_block_options and
                                the whole grid leave it at 0) */
-    int node_limit_rows;    /* > 0: a grid ILP with more rows gets node_limit x
-                               node_limit_rows / rows nodes (at least 1): a
-                               node costs about its LP's rows.  0 (default):
-                               node_limit as it is */
+    int node_limit_rows;    /* > 0: an ILP with more rows (a grid point's, a
+                               min-peak one, a single budget's) gets
+                               node_limit x node_limit_rows / rows nodes (at
+                               least 1): a node costs about its LP's rows.
+                               0 (default): node_limit as it is */
     int ilp_max_cols;       /* > 0: a model with more columns gets no ILP
                                (their root alone takes 10 to 30 s and more on
                                DenseNet-121's dense blocks, 25 000 to 110 000

@@ -56,15 +56,19 @@ typedef struct {
                                     a round whose points would take more than
                                     what is left, at the average work of an
                                     ILP of their grid so far, keeps that share
-                                    of each grid's points (the loosest, at
-                                    least one).  Deterministic: the same
+                                    of each grid's points (the loosest,
+                                    rounded down; a round left with no point
+                                    ends the search).  Deterministic: the same
                                     options for any number of threads and on
                                     any machine (unless an ILP's time_limit is
-                                    hit).  <= 0: none.  Default 200 000 */
+                                    hit).  <= 0: none.  Default 250 000 */
     long grid_node_cap;          /* rockmate, grid solved in part: B&B nodes
-                                    per grid ILP at most (an option need not be
-                                    optimal: a stopped ILP gives its best
-                                    schedule with its true cost); <= 0: none
+                                    per grid ILP at most, the min-peak ILPs of
+                                    rk_solver_new included (an option need not
+                                    be optimal: a stopped ILP gives its best
+                                    schedule with its true cost; a stopped
+                                    min-peak ILP starts the grid's M_peak
+                                    range at its best schedule); <= 0: none
                                     (cm.node_limit still applies).  Default 10 */
     int grid_greedy;             /* rockmate, grid solved in part: 1 (default)
                                     = the greedy rematerialization's schedules

@@ -409,6 +409,83 @@ START_TEST(work_box_deterministic) {
 }
 END_TEST
 
+/* The work box once it is nearly used: a round none of whose points fits
+ * what is left starts no ILP (before, each grid kept one point whatever it
+ * cost: a U-Net's or a DenseNet's large block then ran one more 3-10 s ILP
+ * past the box).  The box set to the work of the first round (what a box of
+ * 1 lets run: the coarse round always runs) plus 1: the search stops with
+ * exactly that work, where without a box it goes on. */
+START_TEST(work_box_no_point_past_it) {
+    rk_chain ch;
+    rk_sim_result ska = example_keep_all(&ch);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm = params(10, 10, 1);
+    sp.dp.threads = 1;
+    int64_t b = ska.peak * 6 / 10;
+    rk_solve_result r;
+    rk_schedule s;
+    rk_checkmate_stats all, first, boxed;
+    sp.grid_work = 0;
+    ck_assert_int_eq(solve_at(&ch, &sp, b, &r, &s, &all), RK_OK);
+    rk_schedule_free(&s);
+    sp.grid_work = 1;
+    ck_assert_int_eq(solve_at(&ch, &sp, b, &r, &s, &first), RK_OK);
+    rk_schedule_free(&s);
+    ck_assert_msg(all.work > first.work, "the whole search (%ld) does more than its first round (%ld)", all.work,
+                  first.work);
+    sp.grid_work = first.work + 1;
+    ck_assert_int_eq(solve_at(&ch, &sp, b, &r, &s, &boxed), RK_OK);
+    ck_assert(r.sim.peak <= b);
+    rk_schedule_free(&s);
+    ck_assert_msg(boxed.work == first.work && boxed.n_ilps == first.n_ilps,
+                  "box %ld: work %ld in %d ILPs, the first round's %ld in %d", sp.grid_work, boxed.work, boxed.n_ilps,
+                  first.work, first.n_ilps);
+    rk_chain_free(&ch);
+}
+END_TEST
+
+/* The min-peak ILPs of a grid solved in part get the grid ILPs' node cap,
+ * scaled by their rows as theirs is (rk_solve_params.grid_node_cap,
+ * grid_node_rows).  On the traced U-Net (tests/data/chains/unet96.rkg), the
+ * middle block's min-peak ILPs (about 12 000 rows) branch when let (here at
+ * most 3 nodes each, no scaling); under the default cap (10 nodes x 2000 /
+ * rows) they stop at their root: every min-peak ILP of a small block takes
+ * at most 10 nodes, of the large one at most 1. */
+START_TEST(min_peak_node_cap) {
+    const char *dir = getenv("RKMATE_TESTDATA");
+    ck_assert_msg(dir != NULL, "RKMATE_TESTDATA is not set");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/chains/unet96.rkg", dir);
+    rk_chain ch;
+    rk_error err;
+    ck_assert_msg(rk_chain_read(path, &ch, &err) == RK_OK, "%s", err.msg);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm.threads = 2;
+    long nodes[2];
+    int ilps[2];
+    for (int k = 0; k < 2; k++) {
+        rk_solve_params q = sp;
+        if (k == 0) { /* let them branch a little: 3 nodes each, whatever their rows */
+            q.grid_node_cap = 0;
+            q.grid_node_rows = 0;
+            q.cm.node_limit = 3;
+        }
+        rk_solver *sv = NULL;
+        ck_assert_msg(rk_solver_new(&ch, &q, &sv, &err) == RK_OK, "%s", err.msg);
+        const rk_checkmate_stats *st = &rk_solver_get_info(sv)->cm;
+        ck_assert_int_eq(st->n_ilps, 0); /* only the min-peak ILPs have run */
+        nodes[k] = st->nodes;
+        ilps[k] = st->n_work_ilps;
+        rk_solver_free(sv);
+    }
+    ck_assert_int_eq(ilps[0], ilps[1]);
+    ck_assert_msg(nodes[1] < nodes[0], "capped: %ld nodes, let branch: %ld (%d grids)", nodes[1], nodes[0], ilps[0]);
+    rk_chain_free(&ch);
+}
+END_TEST
+
 /* The least need of a block's options when rk-Rotor runs its forward again
  * before its backward, beside the output's gradient: max(fwd_peak + output
  * gradient, bwd_peak). */
@@ -478,6 +555,8 @@ static Suite *suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, solver_reuse_across_budgets);
     tcase_add_test(tc, work_box_deterministic);
+    tcase_add_test(tc, work_box_no_point_past_it);
+    tcase_add_test(tc, min_peak_node_cap);
     tcase_add_test(tc, time_box_over);
     suite_add_tcase(s, tc);
     return s;

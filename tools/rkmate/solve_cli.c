@@ -34,7 +34,7 @@ const char SOLVE_HELP[] =
     "  --full-grid        rockmate: solve every point of every class's grid (by default only the\n"
     "                     points near the options rk-Rotor uses at this budget; docs/ilp.md)\n"
     "  --grid-work N      rockmate: work for the grid's ILPs in all, in simplex iterations x rows\n"
-    "                     / 1000 (default 200000, a few seconds; 0: no limit); past it the search\n"
+    "                     / 1000 (default 250000, a few seconds; 0: no limit); past it the search\n"
     "                     stops with the options found (the same for any --threads, any machine)\n"
     "  --grid-time S      rockmate: seconds for the grid's ILPs in all (default: no limit); past it\n"
     "                     the search stops with the options found. Not deterministic: the options\n"
