@@ -273,7 +273,8 @@ static IValue map_tensors(const IValue &v, const std::function<at::Tensor(const 
     if (v.isTensor()) return f(v.toTensor());
     if (v.isTensorList()) {
         c10::List<at::Tensor> l;
-        for (const at::Tensor &t : v.toTensorList()) l.push_back(f(t));
+        const c10::List<at::Tensor> in = v.toTensorList();
+        for (size_t i = 0; i < in.size(); i++) l.push_back(f(in.get(i)));
         return l;
     }
     if (v.isTuple()) {

@@ -330,7 +330,9 @@ void expand_rnns(Model &M) {
     }
     std::vector<Plan> todo;
     for (Node *n : rnns) {
-        Plan p{n, Cell::LSTM, 0, 0, false};
+        Plan p{}; // zeroed; n and cell here, the rest by rnn_kind() and check()
+        p.n = n;
+        p.cell = Cell::LSTM;
         rnn_kind(n, p.cell);
         std::string why = env.count(n->input(0)) ? check(M, n, p.cell, env, p) : "the model's inputs do not reach it";
         if (!why.empty()) {

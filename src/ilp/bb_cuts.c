@@ -141,7 +141,7 @@ static int bb_cutlp_build(const bb_ctx *c, const bb_cutpool *P, bb_cutlp *L) {
     for (int j = 0; j < n; j++) L->cs[j + 1] = c->A.start[j + 1] - c->A.start[j];
     for (long p = 0; p < P->nnz; p++) L->cs[P->idx[p] + 1]++;
     for (int j = 0; j < n; j++) L->cs[j + 1] += L->cs[j];
-    long *fill = malloc((size_t)(n ? n : 1) * sizeof *fill);
+    long *fill = malloc((n > 0 ? (size_t)n : 1) * sizeof *fill);
     if (!fill) return -1;
     for (int j = 0; j < n; j++) {
         fill[j] = L->cs[j];
