@@ -217,6 +217,16 @@ static rk_sim_result example_keep_all(rk_chain *ch) {
     return ska;
 }
 
+/* The solver parameters of these tests: rockmate's defaults with a P x P
+ * grid on `threads` grid threads and a one-thread DP. */
+static rk_solve_params grid_params(int P, int threads) {
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm = params(P, P, threads);
+    sp.dp.threads = 1;
+    return sp;
+}
+
 /* rockmate's default (the grid solved around the options rk-Rotor uses) on
  * the built-in GPT-like chain at budgets from tight to keep-all: identical
  * schedules for 1 and 3 threads, never slower than the built-in options
@@ -225,10 +235,7 @@ static rk_sim_result example_keep_all(rk_chain *ch) {
 START_TEST(solver_pattern_search) {
     rk_chain ch;
     rk_sim_result ska = example_keep_all(&ch);
-    rk_solve_params sp;
-    rk_solve_params_default(&sp);
-    sp.cm = params(8, 8, 1);
-    sp.dp.threads = 1;
+    rk_solve_params sp = grid_params(8, 1);
     sp.grid_work = 0; /* no work box: the whole search */
     int feasible = 0;
     static const int tenths[] = {3, 4, 5, 6, 8, 10};
@@ -352,11 +359,8 @@ START_TEST(work_box_deterministic) {
     rk_chain ch;
     rk_error err;
     rk_sim_result ska = example_keep_all(&ch);
-    rk_solve_params sp;
-    rk_solve_params_default(&sp);
-    ck_assert(sp.grid_work > 0); /* on by default */
-    sp.cm = params(10, 10, 1); /* coarse rounds of every other line */
-    sp.dp.threads = 1;
+    rk_solve_params sp = grid_params(10, 1); /* coarse rounds of every other line */
+    ck_assert(sp.grid_work > 0);               /* on by default */
     sp.grid_work = 0;
     int64_t b = ska.peak * 6 / 10;
     rk_solve_result r0;
@@ -418,10 +422,7 @@ END_TEST
 START_TEST(work_box_no_point_past_it) {
     rk_chain ch;
     rk_sim_result ska = example_keep_all(&ch);
-    rk_solve_params sp;
-    rk_solve_params_default(&sp);
-    sp.cm = params(10, 10, 1);
-    sp.dp.threads = 1;
+    rk_solve_params sp = grid_params(10, 1);
     int64_t b = ska.peak * 6 / 10;
     rk_solve_result r;
     rk_schedule s;
