@@ -511,8 +511,6 @@ void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *gr
 
 void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline) { gr->p.deadline = deadline; }
 
-void rk_checkmate_grid_set_node_limit(rk_checkmate_grid *gr, long node_limit) { gr->p.node_limit = node_limit; }
-
 int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j) {
     if (i < 0 || j < 0 || i >= gr->P || j >= gr->S) return 0;
     return gr->B[gr->at[i * gr->S + j]].done;

@@ -217,9 +217,6 @@ RK_API void rk_checkmate_grid_free(rk_checkmate_grid *gr);
 RK_API void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save);
 /* Replace the grid's p.deadline (0: none). */
 RK_API void rk_checkmate_grid_set_deadline(rk_checkmate_grid *gr, double deadline);
-/* Replace the grid's p.node_limit (B&B nodes per ILP, <= 0: none) for the
- * ILPs of later rk_checkmate_grid_solve calls. */
-RK_API void rk_checkmate_grid_set_node_limit(rk_checkmate_grid *gr, long node_limit);
 /* 1 when point (i, j) is solved (or answered by a looser budget). */
 RK_API int rk_checkmate_grid_solved(const rk_checkmate_grid *gr, int i, int j);
 

@@ -188,9 +188,8 @@ static void probe_grad_layouts(Model &M, Runtime &R) {
             int g = M.order[i];
             if (M.groups[g].has_grad && P.gs[g].ran) P.bwd(g, false, BWD_ALL);
         }
-        for (size_t g = 0; g < P.gs.size() && g < R.gs.size(); g++)
-            for (size_t k = 0; k < P.gs[g].p.size() && k < R.gs[g].p.size(); k++)
-                R.gs[g].p[k].grad_strides = P.gs[g].p[k].grad_strides;
+        for (size_t g = 0; g < P.gs.size(); g++) // both made from M: the same groups and parts
+            for (size_t k = 0; k < P.gs[g].p.size(); k++) R.gs[g].p[k].grad_strides = P.gs[g].p[k].grad_strides;
     } catch (const std::exception &) {
     }
 }

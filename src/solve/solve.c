@@ -147,36 +147,47 @@ static rk_status dp_used_options(rk_solver *s, int64_t budget, char **used, rk_e
     return r;
 }
 
+/* The node limit of every ILP of a grid solved in part: grid_node_cap, or
+ * the ILPs' own cm.node_limit when that is smaller (<= 0: none). */
+static long grid_node_limit(const rk_solve_params *p) {
+    long lim = p->grid_node_cap > 0 ? p->grid_node_cap : 0;
+    if (p->cm.node_limit > 0 && (lim <= 0 || p->cm.node_limit < lim)) lim = p->cm.node_limit;
+    return lim;
+}
+
 /* The work box within a round: when the round's points, at the average
  * work of an ILP of their grid so far (its min-peak ILP included), would
  * take more than `left`, each grid keeps that share of its points (rounded
- * down: none when one point would take more than that share), the loosest.  Work and counts come from the ILPs' simplex
- * iterations, never from the clock: the same points for any number of
- * threads. */
-static rk_status trim_round(rk_solver *s, rk_checkmate_grid **live, int nl, char **wl, long left, rk_error *err) {
-    (void)s;
+ * down: none when one point would take more than that share), the loosest.
+ * *none_left: no grid keeps a point.  Work and counts come from the ILPs'
+ * simplex iterations, never from the clock: the same points for any number
+ * of threads. */
+static rk_status trim_round(rk_checkmate_grid **live, int nl, char **wl, long left, int *none_left, rk_error *err) {
     double est = 0;
-    int P = 0, S = 0;
+    int P = 0, S = 0, total = 0;
     for (int q = 0; q < nl; q++) {
         rk_checkmate_stats st;
         rk_checkmate_grid_stats(live[q], &st);
         rk_checkmate_grid_size(live[q], &P, &S);
         int n = 0;
         for (int k = 0; k < P * S; k++) n += wl[q][k] != 0;
+        total += n;
         if (st.n_work_ilps > 0) est += (double)n * (double)st.work / st.n_work_ilps;
     }
+    *none_left = total == 0;
     if (est <= (double)left) return RK_OK;
     double share = left > 0 ? (double)left / est : 0;
+    *none_left = 1;
     for (int q = 0; q < nl; q++) {
         rk_checkmate_stats st;
         rk_checkmate_grid_stats(live[q], &st);
-        if (st.n_work_ilps == 0 || st.work == 0) continue; /* tiny ILPs: no trim */
         rk_checkmate_grid_size(live[q], &P, &S);
         int n = 0;
         for (int k = 0; k < P * S; k++) n += wl[q][k] != 0;
-        int keep = (int)floor(n * share);
+        int keep = st.n_work_ilps == 0 || st.work == 0 ? n /* tiny ILPs: no trim */ : (int)floor(n * share);
         if (keep < n && rk_checkmate_grid_want_trim(live[q], wl[q], keep) < 0)
             return rk_fail(err, RK_ENOMEM, "out of memory");
+        if (keep > 0 && n > 0) *none_left = 0;
     }
     return RK_OK;
 }
@@ -259,17 +270,10 @@ static rk_status refine_grids(rk_solver *s, int64_t budget, rk_error *err) {
             break;
         }
         if (n > 0) {
-            /* each ILP's node limit: the cap and the ILPs' own limit */
-            long lim = s->p.grid_node_cap > 0 ? s->p.grid_node_cap : 0;
-            if (s->p.cm.node_limit > 0 && (lim <= 0 || s->p.cm.node_limit < lim)) lim = s->p.cm.node_limit;
-            for (int c = 0; c < nc; c++)
-                if (s->grids[c]) rk_checkmate_grid_set_node_limit(s->grids[c], lim);
             if (box > 0) {
-                r = trim_round(s, live, nl, wl, box - work, err);
-                int kept = 0;
-                for (int q = 0; q < nl && !r; q++)
-                    for (int k = 0; k < P * S; k++) kept += wl[q][k] != 0;
-                if (!r && kept == 0 && round > 0 && s->have_costs) {
+                int none_left = 0;
+                r = trim_round(live, nl, wl, box - work, &none_left, err);
+                if (!r && none_left && round > 0 && s->have_costs) {
                     /* not one point of the round fits what is left of the box */
                     if (s->p.cm.verbose)
                         rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
@@ -351,14 +355,14 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
         }
         if (p->grid_ilp_max_cols > 0) pc.ilp_max_cols = p->grid_ilp_max_cols;
         pc.node_limit_rows = p->grid_node_rows;
-        /* the min-peak ILPs get the grid ILPs' node cap too (scaled by their
-         * rows): on a large block (U-Net's middle, DenseNet's first dense
-         * block: 12 000 - 14 000 rows) the proof of the least peak took 11 s
-         * of B&B after a root whose bound is already the optimum; stopped,
-         * the grid's M_peak range starts at the best schedule found instead
-         * (within 0.6 % and 5.4 % of the least peak there, docs/grid.md) */
-        if (p->grid_node_cap > 0 && (pc.node_limit <= 0 || p->grid_node_cap < pc.node_limit))
-            pc.node_limit = p->grid_node_cap;
+        /* every ILP of the grids, the min-peak ones included (scaled by
+         * their rows): on a large block (U-Net's middle, DenseNet's first
+         * dense block: 12 000 - 14 000 rows) the proof of the least peak took
+         * 11 s of B&B after a root whose bound is already the optimum;
+         * stopped, the grid's M_peak range starts at the best schedule found
+         * instead (within 0.6 % and 5.4 % of the least peak there,
+         * docs/grid.md) */
+        pc.node_limit = grid_node_limit(p);
         s->box_start = rk_checkmate_clock();
         if (p->grid_time_box > 0) pc.deadline = s->box_start + p->grid_time_box;
         r = rk_checkmate_chain_grids(ch, &pc, &s->grids, err);
