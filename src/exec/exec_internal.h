@@ -323,6 +323,9 @@ struct Part {
 // Whether g is dense and alone in its storage (from its first byte, no byte
 // more): a gradient that holds nothing but itself (exec_runtime.cpp).
 bool alone_in_storage(const at::Tensor &g);
+// Whether another tensor holds g's bytes too: a gradient two leaves share
+// (exec_runtime.cpp, share_grad), into which nothing may add in place.
+bool storage_shared(const at::Tensor &g);
 // One Part per output of the group's op (one for most ops; LSTM: 3).
 struct GState {
     std::vector<Part> p;
@@ -351,6 +354,9 @@ struct Runtime {
     // The strided pieces of a stack's gradient kept for its inputs (by group),
     // and (tracing) the whole buffers the measured pieces are views of.
     std::map<int, at::Tensor> stack_grad;
+    // Bytes of gradients handed to a leaf as a buffer another holder has too
+    // (exec_runtime.cpp, share_grad): the simulator counts them once per leaf.
+    int64_t shared_grad_bytes = 0;
     std::vector<at::Tensor> stack_buffers;
     explicit Runtime(Model &m);
     // A piece as its reader sees it: its gradient goes to piece_grad.

@@ -269,7 +269,8 @@ at::Tensor Runtime::stack_piece_ones(int g) {
 void Runtime::deposit_piece(const Value *v, const at::Tensor &g) {
     at::Tensor &s = piece_grad[v];
     if (s.defined()) { // a second backward of its reader on one forward: added
-        s.add_(g);
+        if (storage_shared(s)) s = s + g; // a leaf's gradient too (share_grad): not in place
+        else s.add_(g);
         return;
     }
     // Kept as it is when it owns its bytes alone; else a copy of its own (a
@@ -305,6 +306,7 @@ void Runtime::assemble_pieces(int g) {
     at::NoGradGuard no_grad;
     at::Tensor whole = P.leaf.grad();
     if (!whole.defined()) whole = at::zeros(P.leaf.sizes(), P.leaf.options().requires_grad(false));
+    else if (storage_shared(whole)) whole = whole.clone(at::MemoryFormat::Preserve); // not into another's (share_grad)
     // Later pieces first, as the engine runs their backward functions.
     for (size_t k = G.pieces.size(); k-- > 0;) {
         auto it = piece_grad.find(G.pieces[k]);

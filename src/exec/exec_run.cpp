@@ -167,6 +167,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     int iters = ro->iters > 0 ? ro->iters : 3;
     res->plain_repeatable = -1;
     res->grads_differing = 0;
+    res->shared_grad_bytes = 0;
     std::vector<double> tp, tr;
     int64_t peak_plain = 0, peak_rk = 0;
     std::vector<at::Tensor> ref_grads, ref_out_v;
@@ -216,6 +217,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             {
                 Runtime R(M);
                 loss_value = run_schedule_ops(M, cgs, s, ro->loss, R, it == 0 && ro->check ? &rk_out : nullptr);
+                res->shared_grad_bytes = std::max(res->shared_grad_bytes, R.shared_grad_bytes);
             }
             double e = A.now() - a;
             int64_t pk = ap.finish() - base + input_bytes;

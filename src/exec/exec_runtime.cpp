@@ -66,6 +66,7 @@ struct SelectIntoGrad : torch::autograd::Function<SelectIntoGrad> {
                 G = at::zeros(leaf.sizes(), g.options());
                 G.select(dim, index).copy_(g);
             } else {
+                if (storage_shared(G)) G = G.clone(at::MemoryFormat::Preserve); // another leaf's too (share_grad)
                 G.select(dim, index).add_(g);
             }
         }
@@ -277,6 +278,12 @@ bool alone_in_storage(const at::Tensor &g) {
            g.storage_offset() == 0 && (int64_t)g.storage().nbytes() == g.numel() * (int64_t)g.element_size();
 }
 
+// Whether another tensor holds g's bytes too (share_grad below): an addition
+// into g in place would change that one as well.
+bool storage_shared(const at::Tensor &g) {
+    return g.defined() && g.has_storage() && g.storage().use_count() > 1;
+}
+
 // A tensor of t's bytes, sizes and strides that is no view: it holds t's
 // storage only (a view's base would keep the storage shared, and the
 // executor then could not free the gradient once its backward's root
@@ -313,12 +320,59 @@ static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
         if (same_layout(gr, leaf) || (long)gr.use_count() > refs) return {};
         T.held_grad = gr.is_view() ? same_bytes(gr, gr.sizes(), gr.strides()) : gr;
     } else {
-        if (same_layout(cur, leaf) || !alone_in_storage(cur) || cur.sizes() != gr.sizes()) return {};
+        if (same_layout(cur, leaf) || !alone_in_storage(cur) || storage_shared(cur) || cur.sizes() != gr.sizes())
+            return {};
         cur.add_(gr);
         T.held_grad = cur;
         T.leaf.mutable_grad() = at::Tensor();
     }
     return same_bytes(T.held_grad, leaf.sizes(), leaf.strides());
+}
+
+// A gradient that reaches a leaf while something else holds it too — an
+// add's backward hands its incoming gradient to both of its inputs, one
+// tensor twice — would be copied by the leaf's accumulator (it steals only a
+// gradient nobody else holds), while the plain step hands that one tensor to
+// both inputs' backward functions (hourglass: a skip connection's `u(b) + a`
+// held its gradient twice, the keep-all peak 0.2 % above the plain step's).
+// So the leaf is handed a tensor of the same bytes, which the accumulator
+// takes as it is: both hold one buffer, freed when the last goes.  The
+// simulator counts each leaf's gradient by its own bytes, so the step holds
+// at most what it predicts.  A gradient added into a .grad whose bytes are
+// shared so is added out of place (the accumulator would add in place, into
+// the other holder's gradient too), as the plain step's input buffer adds
+// into a gradient it does not hold alone.
+// Only the gradient of a group that is one op (nothing merged after it, one
+// output, no pieces) is shared: an in-place activation merged into its group
+// writes its backward's result into the group's incoming gradient when
+// nothing else holds it (exec_act_grad.cpp), which the tracer measured so;
+// a shared gradient would make it allocate one more.
+static bool may_share_grad(const Group &G) {
+    return G.main && G.prog.back() == G.main && G.outs.size() == 1 && G.clone_arg < 0 && G.pieces.empty() &&
+           G.stack_reader < 0;
+}
+
+static at::Tensor share_grad(const Group &G, Part &T, const at::Tensor &gr, int64_t &shared_bytes) {
+    const long refs = 2; // as keep_grad_layout
+    const at::Tensor &leaf = T.leaf;
+    if (at::GradMode::is_enabled() || !gr.defined()) return {};
+    at::Tensor cur = leaf.grad();
+    if (cur.defined()) {
+        if (!storage_shared(cur)) return {};
+        // The accumulator's variable_grad += new_grad, into the new gradient
+        // when nobody else holds it (a + b is b + a, bit for bit), else out of place.
+        bool into_new = (long)gr.use_count() <= refs && alone_in_storage(gr) && !storage_shared(gr) &&
+                        gr.strides() == cur.strides() && gr.scalar_type() == cur.scalar_type();
+        at::Tensor sum = into_new ? gr.add_(cur) : cur + gr;
+        T.leaf.mutable_grad() = at::Tensor();
+        return sum;
+    }
+    if (!may_share_grad(G) || (long)gr.use_count() <= refs || !alone_in_storage(gr) ||
+        !leaf.is_non_overlapping_and_dense() ||
+        !same_layout(gr, leaf) || gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
+        return {};
+    shared_bytes += gr.numel() * (int64_t)gr.element_size();
+    return same_bytes(gr, gr.sizes(), gr.strides());
 }
 
 namespace {
@@ -368,7 +422,9 @@ void Runtime::fwd(int g) {
                         T.grad_strides = gr.strides().vec();
                     at::Tensor own = own_grad(T.leaf, gr);
                     if (own.defined()) return own;
-                    return keep_grad_layout(T, gr);
+                    at::Tensor kept = keep_grad_layout(T, gr);
+                    if (kept.defined()) return kept;
+                    return share_grad(M.groups[g], T, gr, shared_grad_bytes);
                 });
                 torch::autograd::impl::set_post_acc_grad_hooks(P.leaf, std::make_unique<HeldGradBack>(this, g, k));
             }

@@ -1,7 +1,8 @@
 """rk_cli.py — the `rkmate` binary as the exec tests call it: RKMATE (from the
 environment, as meson passes it), rk(), which runs it and checks the exit
 status when asked, and the solves several tests make of a chain: its smallest
-rockmate budget and the schedules keep-all, recompute-all and rockmate there."""
+rockmate budget and the schedules keep-all, recompute-all and rockmate there;
+check_peak(), the measured peak against the prediction."""
 import json
 import os
 import subprocess
@@ -37,3 +38,14 @@ def schedules(rkg, *opts):
     rk("solve", rkg, "--budget", str(min_budget(rkg, *opts)), *opts, "-o", rks, "--quiet", check=0)
     out.append(rks)
     return out
+
+
+def check_peak(tc, r, slack=64, what=""):
+    """The measured peak is the prediction, within `slack` (the loss scalars); where
+    the step handed a gradient on to a second holder as the same buffer
+    (shared_grad_bytes: an add's backward gives one gradient to both inputs, as plain
+    autograd does), which the simulator counts once per holder, it may be below it
+    by up to those bytes; never above."""
+    tc.assertLessEqual(r["measured_peak"], r["predicted_peak"] + slack, f"{what}: {r}")
+    shared = r["shared_grad_bytes"]
+    tc.assertGreaterEqual(r["measured_peak"], r["predicted_peak"] - slack - shared, f"{what}: {r}")

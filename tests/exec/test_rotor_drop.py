@@ -17,7 +17,7 @@ import unittest
 
 import torch
 
-from rk_cli import rk, schedules  # tests/exec/rk_cli.py
+from rk_cli import check_peak, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-drop-")
 
@@ -82,7 +82,7 @@ class TestBoundaryFrees(unittest.TestCase):
         r = json.loads(p.stdout)
         self.assertTrue(r["grads_equal"] and r["output_equal"], r)
         self.assertEqual(r["grads_differing"], 0, r)
-        self.assertLessEqual(abs(r["measured_peak"] - r["predicted_peak"]), 64, r)
+        check_peak(self, r, 64, rks)
 
 
 if __name__ == "__main__":

@@ -75,9 +75,9 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
         printf("\"measured_reserved\": %lld, \"baseline_reserved\": %lld, ", (long long)r->measured_reserved,
                (long long)r->baseline_reserved);
         printf("\"budget\": %lld, \"algo\": \"%s\", \"loss\": %.17g, \"input_bytes\": %lld, \"ops\": %d, "
-               "\"analysis_peak\": %lld}\n",
+               "\"analysis_peak\": %lld, \"shared_grad_bytes\": %lld}\n",
                (long long)s->budget, s->algo ? s->algo : "", r->loss, (long long)r->input_bytes, s->n_ops,
-               (long long)r->analysis_peak);
+               (long long)r->analysis_peak, (long long)r->shared_grad_bytes);
         return;
     }
     char a[32], b[32], c[32];
@@ -88,6 +88,10 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
     if (r->measured_reserved || r->baseline_reserved)
         printf("device memory reserved (whole step, parameters included): %s, plain step %s\n",
                rk_format_bytes(r->measured_reserved, a, sizeof a), rk_format_bytes(r->baseline_reserved, c, sizeof c));
+    if (r->shared_grad_bytes > 0)
+        printf("gradients shared: %s handed on to a second holder as the same buffer, as plain autograd does "
+               "(predicted once per holder: the measured peak may be below the prediction)\n",
+               rk_format_bytes(r->shared_grad_bytes, a, sizeof a));
     printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
            r->baseline_time);
     if (r->checked)
