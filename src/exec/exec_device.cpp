@@ -236,6 +236,7 @@ ActivationPeak::ActivationPeak(const Mem &a, const std::vector<at::Tensor> &para
 
 void ActivationPeak::boundary() {
     int64_t p = A.peak();
+    op_raw_peak = std::max(op_raw_peak, p);
     reserved = std::max(reserved, A.reserved_peak());
     if (p > at_reset) { // the segment allocated: the one before it is over
         if (open) best = std::max(best, open_peak - grads + open_bias);
@@ -245,6 +246,12 @@ void ActivationPeak::boundary() {
     }
     A.reset_peak(false);
     at_reset = A.cur();
+}
+
+int64_t ActivationPeak::take_op_peak() {
+    int64_t p = std::max(op_raw_peak, A.peak());
+    op_raw_peak = A.cur();
+    return p - param_grad_bytes_now(ps);
 }
 
 namespace {

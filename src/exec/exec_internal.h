@@ -238,7 +238,11 @@ struct ActivationPeak {
     void hook_graph(const std::vector<at::Tensor> &roots);
     void unhook_graph();
     int64_t finish(); // the peak (absolute allocator bytes, less .grad); removes the hooks
+    // Op by op (rk_run_options.op_step): the allocator's highest bytes since
+    // the last call, less the parameters' gradients that exist now.
+    int64_t take_op_peak();
   private:
+    int64_t op_raw_peak = 0;
     void unhook();
 };
 // loss.backward(), cut into segments when a step is measured.
@@ -539,7 +543,8 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
 std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch);
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
                         Runtime &R, at::Tensor *out, int from = 0, int to = -1,
-                        const at::Tensor *grad_out = nullptr);
+                        const at::Tensor *grad_out = nullptr, std::vector<int64_t> *op_step = nullptr,
+                        std::vector<int64_t> *op_live = nullptr);
 
 } // namespace rkx
 

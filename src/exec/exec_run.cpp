@@ -104,14 +104,25 @@ static bool same_tensor(const at::Tensor &x, const at::Tensor &y) {
 }
 
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
-                        Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out) {
+                        Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out,
+                        std::vector<int64_t> *op_step, std::vector<int64_t> *op_live) {
     size_t nb = M.block_begin.size();
     double loss_value = 0;
     if (to < 0 || to > s->n_ops) to = s->n_ops;
+    // Op by op (a measured step only): the bytes while op `last` ran and after it.
+    ActivationPeak *ap = ActivationPeak::current;
+    int last = -1;
+    auto log_op = [&]() {
+        if (!ap || !op_step || last < 0) return;
+        (*op_step)[last] = ap->take_op_peak();
+        if (op_live) (*op_live)[last] = ap->A.cur() - param_grad_bytes_now(ap->ps);
+    };
     for (int i = from; i < to; i++) {
         const rk_op &op = s->ops[i];
         if (op.kind == RK_OP_MARK) continue;
         if (ActivationPeak::current) ActivationPeak::current->boundary();
+        log_op(); // (after the boundary, which takes the last op's peak in)
+        last = i;
         if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");
         const ClassGraph &cg = cgs[M.block_class[op.block]];
         int first = M.block_begin[op.block];
@@ -148,6 +159,8 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             else R.forget_grad(grp);
         }
     }
+    if (ap && op_step) ap->boundary();
+    log_op();
     return loss_value;
 }
 
@@ -214,15 +227,22 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
             int64_t base = A.cur();
             ActivationPeak ap(A, params);
             double a = A.now();
+            bool log = it == iters && ro->op_step;
+            std::vector<int64_t> op_step(log ? s->n_ops : 0, INT64_MIN), op_live(op_step.size(), INT64_MIN);
             {
                 Runtime R(M);
-                loss_value = run_schedule_ops(M, cgs, s, ro->loss, R, it == 0 && ro->check ? &rk_out : nullptr);
+                loss_value = run_schedule_ops(M, cgs, s, ro->loss, R, it == 0 && ro->check ? &rk_out : nullptr, 0,
+                                              -1, nullptr, log ? &op_step : nullptr, log ? &op_live : nullptr);
                 res->shared_grad_bytes = std::max(res->shared_grad_bytes, R.shared_grad_bytes);
             }
             double e = A.now() - a;
             int64_t pk = ap.finish() - base + input_bytes;
             if (it > 0) { tr.push_back(e); peak_rk = std::max(peak_rk, pk); }
             if (it == 0) res->measured_reserved = ap.reserved;
+            for (size_t i = 0; i < op_step.size(); i++) { // as the peak: from this step's start, inputs counted
+                ro->op_step[i] = op_step[i] == INT64_MIN ? -1 : op_step[i] - base + input_bytes;
+                if (ro->op_live) ro->op_live[i] = op_live[i] == INT64_MIN ? -1 : op_live[i] - base + input_bytes;
+            }
             if (it == 0 && ro->check) {
                 PauseTracking p;
                 for (auto &q : params) rk_grads.push_back(keep_copy(q.grad()));

@@ -91,6 +91,12 @@ typedef struct {
     int iters;                   /* timed iterations of each step (default 3); peak is the max */
     int check;                   /* compare gradients and output with the plain step */
     rk_loss_kind loss;
+    /* Op by op (`rkmate run --memory-log`): NULL, or s->n_ops entries each, filled from the
+       last timed iteration as the measured peak is (activation bytes, the first block's inputs
+       included): op_step[i] the highest while op i ran, op_live[i] what is held after it;
+       -1 for marks.  Beside rk_simulate_ops' op_step and op_live they show where a step
+       leaves its prediction. */
+    int64_t *op_step, *op_live;
 } rk_run_options;
 
 typedef struct {

@@ -278,6 +278,13 @@ typedef struct {
 /* Replay a chain-level schedule.  RK_EINPUT with a message naming the op
  * index, block, node and the rule broken when the schedule is invalid. */
 RK_API rk_status rk_simulate(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, rk_error *err);
+/* rk_simulate, and op by op (each array NULL, or s->n_ops entries): op_step[i]
+ * the bytes while op i runs (a compute node: what is live, its new outputs and
+ * its overhead; a forget or a mark: what is live before it), op_live[i] the
+ * bytes live after it.  The peak is the largest op_step of a compute node (or
+ * the inputs). */
+RK_API rk_status rk_simulate_ops(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, int64_t *op_step,
+                                 int64_t *op_live, rk_error *err);
 
 /* Block-level replay, used for options: replay `ops` (their `block` field is
  * ignored) on graph g, continuing from state `st` (made by

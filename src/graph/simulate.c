@@ -24,6 +24,7 @@ typedef struct {
     int peak_op;
     double time, time_at_peak;
     int n_runs, n_forgets;
+    int64_t *op_step, *op_live; /* NULL, or one entry per op (rk_simulate_ops) */
 } sim_state;
 
 static const rk_graph *view_graph(const sim_view *v, int block) {
@@ -47,7 +48,11 @@ static rk_status replay_ops(const sim_view *v, sim_state *st, const rk_op *ops, 
         const rk_op *o = &ops[i];
         int opi = op_base + i;
         int block = v->ch ? o->block : 0;
-        if (o->kind == RK_OP_MARK) continue;
+        if (o->kind == RK_OP_MARK) {
+            if (st->op_step) st->op_step[opi] = st->live;
+            if (st->op_live) st->op_live[opi] = st->live;
+            continue;
+        }
         if (block < 0 || block >= L)
             return rk_fail(err, RK_EINPUT, "%s: op %d refers to block %d; the chain has %d blocks", where, opi,
                            o->block, L);
@@ -103,6 +108,8 @@ static rk_status replay_ops(const sim_view *v, sim_state *st, const rk_op *ops, 
             }
             st->ran[gc] = 1;
             st->n_runs++;
+            if (st->op_step) st->op_step[opi] = step;
+            if (st->op_live) st->op_live[opi] = st->live;
         } else if (o->kind == RK_OP_FORGET) {
             if (o->node < 0 || o->node >= g->n_d)
                 return rk_fail(err, RK_EINPUT, "%s: op %d forgets data node #%d of %s; it has %d", where, opi, o->node,
@@ -117,9 +124,11 @@ static rk_status replay_ops(const sim_view *v, sim_state *st, const rk_op *ops, 
                                "%s: op %d forgets grad '%s' of %sbefore all its contributions (%d of %d) were added",
                                where, opi, d->name, view_block_name(v, block, bn, sizeof bn), st->contrib[gd],
                                v->n_prod[gd]);
+            if (st->op_step) st->op_step[opi] = st->live; /* before: what is held as it goes */
             st->present[gd] = 0;
             st->live -= d->size;
             st->n_forgets++;
+            if (st->op_live) st->op_live[opi] = st->live;
         } else {
             return rk_fail(err, RK_EINPUT, "%s: op %d has an unknown kind", where, opi);
         }
@@ -209,12 +218,19 @@ double rk_chain_baseline_time(const rk_chain *ch) {
 }
 
 rk_status rk_simulate(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, rk_error *err) {
+    return rk_simulate_ops(ch, s, res, NULL, NULL, err);
+}
+
+rk_status rk_simulate_ops(const rk_chain *ch, const rk_schedule *s, rk_sim_result *res, int64_t *op_step,
+                          int64_t *op_live, rk_error *err) {
     memset(res, 0, sizeof *res);
     rk_chain_index ix;
     rk_status r = rk_chain_index_build(ch, &ix, err);
     if (r) return r;
     int *np = calloc((size_t)ix.n_d + 1, sizeof *np);
     sim_state st = {0};
+    st.op_step = op_step;
+    st.op_live = op_live;
     st.present = calloc((size_t)ix.n_d + 1, 1);
     st.contrib = calloc((size_t)ix.n_d + 1, sizeof(int));
     st.ran = calloc((size_t)ix.n_c + 1, 1);

@@ -204,6 +204,35 @@ class TestNoWrite(ActBase):
         self.assertTrue(any(o < 0 for o in ovs), ovs)
         self.check_runs(path, inputs, rkg)
 
+    def test_memory_log(self):
+        # `run --memory-log`: one row per op of the schedule (marks apart), the
+        # simulator's bytes beside the measured ones; their largest are the peaks
+        path, inputs, rkg, _ = export(Residual(), "residual_log", (16, 64))
+        for rks in self.schedules(rkg)[:2]:
+            with open(rks) as f:
+                n_ops = len(json.load(f)["ops"])
+            log = rks + ".tsv"
+            p = rk("run", path, rks, "--chain", rkg, *inputs, "--json", "--iters", "1", "--memory-log", log, check=0)
+            r = json.loads(p.stdout)
+            with open(log) as f:
+                lines = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")]
+            head, rows = lines[0], [dict(zip(lines[0], x)) for x in lines[1:]]
+            self.assertEqual(head[:4], ["op", "kind", "block", "node"], head)
+            self.assertLessEqual(len(rows), n_ops)
+            self.assertGreater(len(rows), 0)
+            runs = [x for x in rows if x["kind"] == "run"]
+            self.assertEqual(max(int(x["predicted_step"]) for x in runs), r["predicted_peak"], rows)
+            self.assertLessEqual(abs(max(int(x["measured_step"]) for x in rows) - r["measured_peak"]), 64, (r, rows))
+            # after each op, what is held: never above the prediction (shared gradients below it)
+            for x in rows:
+                self.assertLessEqual(int(x["measured_live"]), int(x["predicted_live"]) + 64, x)
+        # never over an input file
+        before = open(rkg, "rb").read()
+        p = rk("run", path, rks, "--chain", rkg, *inputs, "--memory-log", rkg)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("refusing to write", p.stderr)
+        self.assertEqual(open(rkg, "rb").read(), before)
+
     def test_expanded_output_gradient(self):
         path, inputs, rkg, _ = export(ReluOut(), "relu_out", (16, 64))
         # The output's gradient is the expanded scalar: the plain kernel allocates the new

@@ -154,3 +154,34 @@ void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st) {
     if (st->split_bwd_unequal > 1) fprintf(stderr, " (and %d more such node(s))", st->split_bwd_unequal - 1);
     fputc('\n', stderr);
 }
+
+rk_status torch_write_memory_log(const char *path, const rk_chain *ch, const rk_schedule *s,
+                                 const int64_t *pred_step, const int64_t *pred_live, const int64_t *meas_step,
+                                 const int64_t *meas_live, int64_t slack, int *first_above, rk_error *err) {
+    *first_above = -1;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return rk_fail(err, RK_ENOMEM, "out of memory");
+    fprintf(f, "# rkmate run --memory-log: bytes of activations op by op (the first block's inputs included),\n"
+               "# predicted by the simulator and measured in the last timed iteration; step: the highest\n"
+               "# while the op ran, live: held after it\n");
+    fprintf(f, "op\tkind\tblock\tnode\tpredicted_step\tmeasured_step\tpredicted_live\tmeasured_live\n");
+    for (int i = 0; i < s->n_ops; i++) {
+        const rk_op *o = &s->ops[i];
+        if (o->kind == RK_OP_MARK) continue;
+        const rk_graph *g = &ch->classes[ch->blocks[o->block].cls];
+        int run = o->kind == RK_OP_RUN;
+        fprintf(f, "%d\t%s\t%d\t%s\t%lld\t%lld\t%lld\t%lld\n", i, run ? "run" : "forget", o->block,
+                run ? g->c[o->node].name : g->d[o->node].name, (long long)pred_step[i], (long long)meas_step[i],
+                (long long)pred_live[i], (long long)meas_live[i]);
+        if (*first_above < 0 && meas_step[i] > pred_step[i] + slack) *first_above = i;
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return rk_fail(err, RK_EFAIL, "%s: cannot format the memory log", path);
+    }
+    rk_status st = rk_write_file_atomic(path, buf, len, err);
+    free(buf);
+    return st;
+}

@@ -13,7 +13,7 @@
 
 enum { OPT_INPUT = 1000, OPT_INPUT_FILE, OPT_DEVICE, OPT_QUIET, OPT_JSON, OPT_SEED, OPT_RUNS, OPT_CHAIN,
        OPT_ITERS, OPT_CHECK, OPT_LOSS, OPT_BUDGET, OPT_ALGO, OPT_HELP, OPT_VERIFY, OPT_NO_SPLIT_BWD,
-       OPT_MEMORY_CAP };
+       OPT_MEMORY_CAP, OPT_MEMORY_LOG };
 
 /* Options shared by trace / run / optimize. */
 typedef struct {
@@ -38,6 +38,14 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
 /* The executor's options shared by run and optimize (--check, --loss,
  * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
 int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro);
+
+/* `run --memory-log FILE`: the schedule's ops, each with the simulator's bytes
+ * (rk_simulate_ops) beside the measured ones (rk_run_options.op_step, op_live),
+ * as tab-separated columns, written atomically.  *first_above: the first op
+ * measured above its prediction by more than `slack` bytes, or -1. */
+rk_status torch_write_memory_log(const char *path, const rk_chain *ch, const rk_schedule *s,
+                                 const int64_t *pred_step, const int64_t *pred_live, const int64_t *meas_step,
+                                 const int64_t *meas_live, int64_t slack, int *first_above, rk_error *err);
 
 /* The inputs, input file and seed a chain was traced with, from its "model"
  * text ("MODEL.pt --input SPEC ... [--input-file F] --seed N"), into ex (the
