@@ -121,11 +121,18 @@ PauseTracking::~PauseTracking() { TrackingAllocator::get().paused.store(old); }
 
 // ------------------------------------------------------ memory and time
 
+// On CUDA, the bytes the tensors requested (the caching allocator's
+// requested_bytes), as the CPU's allocator counts them and as the chain sizes
+// its data: the allocator's own rounding (to 512 B) and the blocks it hands
+// out whole when the rest would be under 1 MiB (allocated_bytes: swin_v2_t's
+// Linear output of 3.4 MiB took a cached 3.9 MiB block, 575 KiB that no
+// prediction from tensor sizes sees) depend on what the step freed before;
+// they come on top, in the reserved bytes reported apart (docs/gpu.md).
 int64_t Mem::bytes(bool peak) const {
 #ifdef RK_TORCH_CUDA
     if (M.cuda) {
         auto st = c10::cuda::CUDACachingAllocator::getDeviceStats(M.dev.index());
-        return peak ? st.allocated_bytes[0].peak : st.allocated_bytes[0].current;
+        return peak ? st.requested_bytes[0].peak : st.requested_bytes[0].current;
     }
 #endif
     return peak ? TrackingAllocator::get().peak.load() : TrackingAllocator::get().cur.load();
