@@ -333,13 +333,24 @@ static rk_status seed_from(const rk_checkmate_model *m, budget *sd, double *x, r
     return RK_OK;
 }
 
+static rk_status greedy_lines(rk_checkmate_grid *gr, cm_greedy_runs *runs, int step, int P, int S, rk_error *err);
+
 /* The greedy rematerialization (cm_greedy) at the M_peak of every
  * p.greedy_step-th line from the loosest and of the tightest: cheap
  * schedules with their true cost, incumbents for every point they fit
  * (level -1) and options.  A line where the greedy finds nothing that fits
  * gives none; schedules found twice are kept once. */
-static rk_status greedy_seeds(rk_checkmate_grid *gr, rk_error *err) {
-    int step = gr->p.greedy_step, P = gr->P, S = gr->S;
+static rk_status greedy_seeds(rk_checkmate_grid *gr, cm_greedy_runs **runs, rk_error *err) {
+    /* the greedy once (*runs, made here when the caller has none), picked
+     * at each line's M_peak */
+    if (!*runs) {
+        rk_status r = cm_greedy_runs_new(gr->m, runs, err);
+        if (r) return r;
+    }
+    return greedy_lines(gr, *runs, gr->p.greedy_step, gr->P, gr->S, err);
+}
+
+static rk_status greedy_lines(rk_checkmate_grid *gr, cm_greedy_runs *runs, int step, int P, int S, rk_error *err) {
     for (int k = 0; k <= P / step + 1; k++) {
         int i = k <= P / step ? P - 1 - k * step : 0;
         if (i < 0) continue;
@@ -350,7 +361,7 @@ static rk_status greedy_seeds(rk_checkmate_grid *gr, rk_error *err) {
         int64_t peak;
         double t;
         rk_error e2;
-        rk_status r = cm_greedy(gr->m, pk, x, &peak, &t, &e2);
+        rk_status r = cm_greedy_pick(runs, pk, x, &peak, &t, &e2);
         if (r == RK_EINFEASIBLE) {
             free(x);
             continue;
@@ -399,15 +410,20 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     int P = gr->p.grid_peak > 0 ? gr->p.grid_peak : 20, S = gr->p.grid_save > 0 ? gr->p.grid_save : 20;
     gr->P = P;
     gr->S = S;
+    cm_greedy_runs *runs = NULL; /* the greedy's runs, for the min peak and the seeds */
     rk_status r = rk_checkmate_model_build(g, &gr->m, err);
     if (r) goto fail;
+    int n_greedy = gr->p.greedy_step > 0 ? P / gr->p.greedy_step + 2 : 0;
+    if (n_greedy > 0 && gr->p.ilp_max_cols > 0 && rk_checkmate_model_num_cols(gr->m) > gr->p.ilp_max_cols) {
+        r = cm_greedy_runs_new(gr->m, &runs, err); /* the min peak is the greedy's too */
+        if (r) goto fail;
+    }
     double *xmin = NULL, *xfwd = NULL;
     r = cm_peak_range_work(g, gr->m, &gr->p, &gr->min_peak, &gr->max_peak, &xmin,
                            gr->p.no_fwd_min_peak ? NULL : &xfwd, &gr->setup_nodes,
-                           &gr->setup_iters, err);
+                           &gr->setup_iters, runs, err);
     if (r) goto fail;
     int64_t minp = gr->min_peak, maxp = gr->max_peak, out_size = g->d[g->output].size;
-    int n_greedy = gr->p.greedy_step > 0 ? P / gr->p.greedy_step + 2 : 0;
     budget *B = gr->B = calloc((size_t)P * (size_t)S + 2 + (size_t)n_greedy, sizeof *B);
     gr->at = malloc((size_t)P * (size_t)S * sizeof *gr->at);
     gr->rank = malloc(((size_t)P * (size_t)S + 1) * sizeof *gr->rank);
@@ -493,13 +509,15 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     }
     gr->first_greedy = gr->nall;
     if (n_greedy > 0) {
-        r = greedy_seeds(gr, err);
+        r = greedy_seeds(gr, &runs, err);
         if (r) goto fail;
     }
+    cm_greedy_runs_free(runs);
     gr->setup_s = gr->wall_s = cm_now() - w0;
     *out = gr;
     return RK_OK;
 fail:
+    cm_greedy_runs_free(runs);
     rk_checkmate_grid_free(gr);
     return r;
 }

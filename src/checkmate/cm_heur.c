@@ -424,51 +424,209 @@ static rk_status eval_runs(const rk_checkmate_model *m, const char *run, double 
     return r;
 }
 
-/* Eviction search (as the greedy of Checkmate's baselines and DTR): from
- * runs that do not fit, repeatedly take the peak step, and among the forward
- * data present there that it does not touch, recompute the producer of one
- * right before that data's next use (its presence before is then dropped by
- * the encoder's rule); the one with the most bytes per microsecond of
- * recomputation among those that do not raise the peak is taken.  Up to
- * max_moves moves; returns 1 when the runs fit the budget (run holds them),
- * 0 otherwise. */
-#define CM_EVICT_TRY 12 /* candidates evaluated per move, by bytes per microsecond */
-static int evict_search(const rk_checkmate_model *m, int64_t budget, char *run, int max_moves, int *pos, char *pres,
-                        char *pres_at, int *cand, double *key) {
+/* The greedy's working state: the model, the candidates (data produced by a
+ * forward node, biggest per microsecond of recomputation first) and scratch
+ * arrays; one per cm_greedy call or per cm_greedy_runs. */
+typedef struct {
+    const rk_checkmate_model *m;
+    char *keep, *avail, *mark, *run, *pres, *pres_at;
+    int *stack, *cand, *pos, *ecand, *tpos;
+    double *key, *ekey;
+    int n_cand;
+} greedy_ctx;
+
+static void greedy_ctx_free(greedy_ctx *c) {
+    free(c->keep);
+    free(c->avail);
+    free(c->mark);
+    free(c->run);
+    free(c->pres);
+    free(c->pres_at);
+    free(c->stack);
+    free(c->cand);
+    free(c->pos);
+    free(c->ecand);
+    free(c->tpos);
+    free(c->key);
+    free(c->ekey);
+    memset(c, 0, sizeof *c);
+}
+
+static rk_status greedy_ctx_init(greedy_ctx *c, const rk_checkmate_model *m, rk_error *err) {
     const rk_graph *g = m->g;
     int D = g->n_d;
-    int *tpos = malloc((size_t)(g->n_c + 1) * sizeof(int));
-    if (!tpos) return 0;
-    for (int i = 0; i < m->T; i++) tpos[g->topo[i]] = i;
-    int fit = 0;
-    for (int move = 0; move < max_moves; move++) {
+    memset(c, 0, sizeof *c);
+    c->m = m;
+    long n_edges = 16;
+    for (int k = 0; k < g->n_c; k++) n_edges += g->c[k].n_uses;
+    c->keep = calloc((size_t)D + 1, 1);
+    c->avail = calloc((size_t)D + 1, 1);
+    c->mark = calloc((size_t)g->n_c + 1, 1);
+    c->run = calloc((size_t)m->n_steps + 1, 1);
+    c->pres = malloc((size_t)D + 1);
+    c->pres_at = malloc((size_t)D + 1);
+    c->stack = malloc((size_t)n_edges * sizeof(int));
+    c->cand = malloc((size_t)(D + 1) * sizeof(int));
+    c->pos = malloc((size_t)(D + 1) * sizeof(int));
+    c->ecand = malloc((size_t)(D + 1) * sizeof(int));
+    c->tpos = malloc((size_t)(g->n_c + 1) * sizeof(int));
+    c->key = malloc((size_t)(D + 1) * sizeof *c->key);
+    c->ekey = malloc((size_t)(D + 1) * sizeof *c->ekey);
+    if (!c->keep || !c->avail || !c->mark || !c->run || !c->pres || !c->pres_at || !c->stack || !c->cand ||
+        !c->pos || !c->ecand || !c->tpos || !c->key || !c->ekey) {
+        greedy_ctx_free(c);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    for (int i = 0; i < m->T; i++) c->tpos[g->topo[i]] = i;
+    /* candidates: data produced by a forward node (data and phantoms),
+     * biggest per microsecond of recomputation first */
+    for (int d = 0; d < D; d++) {
+        const rk_dnode *dn = &g->d[d];
+        if (dn->kind == RK_D_GRAD || dn->n_producers != 1 || g->c[dn->producers[0]].kind != RK_C_FWD) continue;
+        c->keep[d] = 1;
+        if (dn->size <= 0) continue;
+        c->key[d] = (double)dn->size / (g->c[dn->producers[0]].time + 1e-3);
+        int i = c->n_cand++;
+        while (i > 0 && (c->key[c->cand[i - 1]] < c->key[d] || (c->key[c->cand[i - 1]] == c->key[d] && c->cand[i - 1] > d))) {
+            c->cand[i] = c->cand[i - 1];
+            i--;
+        }
+        c->cand[i] = d;
+    }
+    return RK_OK;
+}
+
+/* What the greedy does with each schedule it finds (its runs, peak, time):
+ * phase 0 evenly spaced checkpoints, 1 and 2 checkpoints dropped one by one
+ * (recomputed data kept for the later stages, recomputed in every stage),
+ * 3 a state of the eviction search. */
+typedef void (*greedy_sink)(void *u, int phase, const char *run, int64_t peak, double time);
+
+/* The evenly spaced checkpoints (Chen et al.'s sqrt(n) family: the outputs
+ * of every s-th forward node in topological order, both variants), then the
+ * checkpoints dropped one by one, in two variants: recomputed data kept for
+ * the later stages (cheaper), then, when that does not fit, recomputed in
+ * every stage that needs it.  Each drop is kept while it lowers the peak (in
+ * the candidates' order, a few passes); with stop > 0 a variant ends at the
+ * first schedule within stop bytes, and the second is skipped then. */
+static rk_status greedy_checkpoints(greedy_ctx *c, int64_t stop, greedy_sink sink, void *u, rk_error *err) {
+    const rk_checkmate_model *m = c->m;
+    int64_t peak;
+    double time;
+    for (int sp = 2; sp <= m->n_fwd; sp++) {
+        for (int reset = 0; reset < 2; reset++) {
+            for (int i = 0; i < c->n_cand; i++) c->keep[c->cand[i]] = 0;
+            for (int k = 0; k < m->n_fwd; k += sp) {
+                const rk_cnode *cn = &m->g->c[m->g->topo[k]];
+                for (int o = 0; o < cn->n_outs; o++) c->keep[cn->outs[o]] = 1;
+            }
+            if (checkpoint_runs(m, c->keep, reset, c->avail, c->stack, c->mark, c->run) == 0 &&
+                fast_eval(m, c->run, c->pos, c->pres, &peak, &time) == 0)
+                sink(u, 0, c->run, peak, time);
+        }
+    }
+    int fitted = 0; /* a variant found a schedule within stop */
+    for (int reset = 0; reset < 2 && !fitted; reset++) {
+        for (int i = 0; i < c->n_cand; i++) c->keep[c->cand[i]] = 1;
+        /* every checkpoint kept: no recomputation (free-asap) */
+        if (checkpoint_runs(m, c->keep, reset, c->avail, c->stack, c->mark, c->run) ||
+            fast_eval(m, c->run, c->pos, c->pres, &peak, &time))
+            return rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: the schedule without recomputation is no schedule");
+        int64_t cur = peak;
+        sink(u, 1 + reset, c->run, peak, time);
+        fitted = stop > 0 && peak <= stop;
+        for (int pass = 0; pass < 3 && !fitted; pass++) {
+            int improved = 0;
+            for (int i = 0; i < c->n_cand && !fitted; i++) {
+                int d = c->cand[i];
+                if (!c->keep[d]) continue;
+                c->keep[d] = 0;
+                if (checkpoint_runs(m, c->keep, reset, c->avail, c->stack, c->mark, c->run) ||
+                    fast_eval(m, c->run, c->pos, c->pres, &peak, &time) || peak >= cur) {
+                    c->keep[d] = 1;
+                    continue;
+                }
+                cur = peak;
+                improved = 1;
+                sink(u, 1 + reset, c->run, peak, time);
+                fitted = stop > 0 && peak <= stop;
+            }
+            if (!improved) break;
+        }
+    }
+    return RK_OK;
+}
+
+/* Eviction search (as the greedy of Checkmate's baselines and DTR), from the
+ * schedule without recomputation: repeatedly take the peak step, and among
+ * the forward data present there that it does not touch, recompute the
+ * producer of one right before that data's next use (its presence before is
+ * then dropped by the encoder's rule); the one with the most bytes per
+ * microsecond of recomputation among those that do not raise the peak is
+ * taken.  Up to 4 T moves.  Resumable: evict_until stops at the first state
+ * within a budget, and a later call goes on from there (the moves do not
+ * depend on the budget). */
+#define CM_EVICT_TRY 12 /* candidates evaluated per move, by bytes per microsecond */
+typedef struct {
+    char *run;
+    int moves, max_moves;
+    int checked; /* the current state was checked (and fit the last budget) */
+    int done;
+} evictor;
+
+static rk_status evictor_init(evictor *ev, greedy_ctx *c, rk_error *err) {
+    const rk_checkmate_model *m = c->m;
+    memset(ev, 0, sizeof *ev);
+    ev->max_moves = 4 * m->T;
+    ev->run = malloc((size_t)m->n_steps + 1);
+    if (!ev->run) return rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int i = 0; i < c->n_cand; i++) c->keep[c->cand[i]] = 1;
+    if (checkpoint_runs(m, c->keep, 0, c->avail, c->stack, c->mark, ev->run) != 0) ev->done = 1;
+    return RK_OK;
+}
+
+/* Moves until a state within budget is checked (1: the sink got it) or the
+ * search ends (0). */
+static int evict_until(greedy_ctx *c, evictor *ev, int64_t budget, greedy_sink sink, void *u) {
+    const rk_checkmate_model *m = c->m;
+    const rk_graph *g = m->g;
+    int D = g->n_d;
+    while (!ev->done && ev->moves < ev->max_moves) {
         lean_lists L;
         rk_error e;
-        if (lean_build(m, run, &L, &e) != RK_OK) break;
+        if (lean_build(m, ev->run, &L, &e) != RK_OK) {
+            ev->done = 1;
+            break;
+        }
         int64_t pk;
         double t;
         int ps = -1;
-        if (runs_peak_at(m, run, &L, pos, pres, &pk, &t, &ps, pres_at) != 0 || ps < 0) {
+        if (runs_peak_at(m, ev->run, &L, c->pos, c->pres, &pk, &t, &ps, c->pres_at) != 0 || ps < 0) {
             lean_free(&L);
+            ev->done = 1;
             break;
         }
-        if (pk <= budget) {
-            fit = 1;
-            lean_free(&L);
-            break;
+        if (!ev->checked) {
+            sink(u, 3, ev->run, pk, t);
+            if (pk <= budget) {
+                ev->checked = 1;
+                lean_free(&L);
+                return 1;
+            }
         }
+        ev->checked = 0;
         /* candidates: present at the peak step, not touched by it, forward
          * data with a later use in a step after it whose stage can rerun the
          * producer after the peak step */
         int nc = 0;
         const rk_cnode *pc = &g->c[g->topo[m->steps[ps].k]];
         for (int d = 0; d < D; d++) {
-            if (!pres_at[d] || L.skip[d] || g->d[d].kind == RK_D_GRAD || g->d[d].n_producers != 1) continue;
+            if (!c->pres_at[d] || L.skip[d] || g->d[d].kind == RK_D_GRAD || g->d[d].n_producers != 1) continue;
             int p = g->d[d].producers[0];
             if (g->c[p].kind != RK_C_FWD || g->d[d].size <= 0) continue;
             int touched = 0;
-            for (int u = 0; u < pc->n_uses + pc->n_outs && !touched; u++)
-                touched = (u < pc->n_uses ? pc->uses[u].data : pc->outs[u - pc->n_uses]) == d;
+            for (int k = 0; k < pc->n_uses + pc->n_outs && !touched; k++)
+                touched = (k < pc->n_uses ? pc->uses[k].data : pc->outs[k - pc->n_uses]) == d;
             if (touched) continue;
             /* next touching run after the peak step: must be a use */
             const touch *a = L.tl + L.start[d];
@@ -477,19 +635,19 @@ static int evict_search(const rk_checkmate_model *m, int64_t budget, char *run, 
             if (i >= L.cnt[d] || !a[i].use || a[i].prod) continue;
             int su = a[i].s, tu = 0;
             while (m->stage_start[tu + 1] <= su) tu++;
-            int sp = step_of(m, tu, tpos[p]);
-            if (sp < 0 || sp <= ps || run[sp]) continue;
-            key[nc] = (double)g->d[d].size / (g->c[p].time + 1e-3);
-            cand[nc] = sp;
+            int sp = step_of(m, tu, c->tpos[p]);
+            if (sp < 0 || sp <= ps || ev->run[sp]) continue;
+            c->ekey[nc] = (double)g->d[d].size / (g->c[p].time + 1e-3);
+            c->ecand[nc] = sp;
             /* keep the CM_EVICT_TRY best (insertion) */
             int j = nc;
-            while (j > 0 && key[j - 1] < key[j]) {
-                double tk = key[j - 1];
-                key[j - 1] = key[j];
-                key[j] = tk;
-                int tc = cand[j - 1];
-                cand[j - 1] = cand[j];
-                cand[j] = tc;
+            while (j > 0 && c->ekey[j - 1] < c->ekey[j]) {
+                double tk = c->ekey[j - 1];
+                c->ekey[j - 1] = c->ekey[j];
+                c->ekey[j] = tk;
+                int tc = c->ecand[j - 1];
+                c->ecand[j - 1] = c->ecand[j];
+                c->ecand[j] = tc;
                 j--;
             }
             if (nc < CM_EVICT_TRY) nc++;
@@ -497,158 +655,198 @@ static int evict_search(const rk_checkmate_model *m, int64_t budget, char *run, 
         lean_free(&L);
         int taken = -1;
         for (int q = 0; q < nc && taken < 0; q++) {
-            run[cand[q]] = 1;
+            ev->run[c->ecand[q]] = 1;
             int64_t p2;
             double t2;
-            if (fast_eval(m, run, pos, pres, &p2, &t2) == 0 && p2 <= pk) taken = q;
-            run[cand[q]] = 0;
+            if (fast_eval(m, ev->run, c->pos, c->pres, &p2, &t2) == 0 && p2 <= pk) taken = q;
+            ev->run[c->ecand[q]] = 0;
         }
-        if (taken < 0) break;
-        run[cand[taken]] = 1;
+        if (taken < 0) {
+            ev->done = 1;
+            break;
+        }
+        ev->run[c->ecand[taken]] = 1;
+        ev->moves++;
     }
-    free(tpos);
-    return fit;
+    ev->done = 1;
+    return 0;
+}
+
+/* The choice among the schedules found: with a budget (> 0) the fastest
+ * within it (ties: the least peak), else the least peak (ties: the
+ * fastest); the first found wins a full tie. */
+typedef struct {
+    int64_t budget;
+    int have;
+    int64_t peak;
+    double time;
+    char *run;
+    int n_steps;
+} greedy_best;
+
+static void greedy_consider(void *u, int phase, const char *run, int64_t peak, double time) {
+    (void)phase;
+    greedy_best *b = u;
+    int better = b->budget > 0 ? (peak <= b->budget && (!b->have || time < b->time || (time == b->time && peak < b->peak)))
+                               : (!b->have || peak < b->peak || (peak == b->peak && time < b->time));
+    if (better) {
+        memcpy(b->run, run, (size_t)b->n_steps);
+        b->peak = peak;
+        b->time = time;
+        b->have = 1;
+    }
+}
+
+/* The eviction search's last state, when it fits. */
+static void greedy_last(void *u, int phase, const char *run, int64_t peak, double time) {
+    (void)phase;
+    greedy_best *b = u;
+    memcpy(b->run, run, (size_t)b->n_steps);
+    b->peak = peak;
+    b->time = time;
+    b->have = 1;
+}
+
+/* x_out from the chosen runs, checked against the replay. */
+static rk_status greedy_finish(const rk_checkmate_model *m, const greedy_best *b, double *x_out, int64_t *peak_out,
+                               double *time_out, rk_error *err) {
+    if (!b->have)
+        return rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: greedy: no schedule within %lld bytes", (long long)b->budget);
+    int64_t peak;
+    double time;
+    rk_status r = eval_runs(m, b->run, x_out, &peak, &time, err);
+    if (!r && (peak != b->peak || fabs(time - b->time) > 1e-9 * fmax(1, time)))
+        r = rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: replayed peak %lld time %.17g, predicted %lld %.17g",
+                    (long long)peak, time, (long long)b->peak, b->time);
+    if (!r) {
+        if (peak_out) *peak_out = b->peak;
+        if (time_out) *time_out = b->time;
+    }
+    return r;
 }
 
 rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
                     rk_error *err) {
-    const rk_graph *g = m->g;
-    int D = g->n_d, nc = m->n_cols;
-    char *keep = calloc((size_t)D + 1, 1), *avail = calloc((size_t)D + 1, 1), *mark = calloc((size_t)g->n_c + 1, 1);
-    char *run = calloc((size_t)m->n_steps + 1, 1);
-    long n_edges = 16;
-    for (int c = 0; c < g->n_c; c++) n_edges += g->c[c].n_uses;
-    int *stack = malloc((size_t)n_edges * sizeof(int)), *cand = malloc((size_t)(D + 1) * sizeof(int));
-    double *x = malloc((size_t)(nc + 1) * sizeof *x), *key = malloc((size_t)(D + 1) * sizeof *key);
-    char *best_run = malloc((size_t)m->n_steps + 1), *pres = malloc((size_t)D + 1);
-    int *pos = malloc((size_t)(D + 1) * sizeof(int));
-    rk_status r = RK_OK;
-    int have = 0;
-    int64_t best_peak = INT64_MAX;
-    double best_time = INFINITY;
-    if (!keep || !avail || !mark || !run || !stack || !cand || !x || !key || !best_run || !pres || !pos) {
-        r = rk_fail(err, RK_ENOMEM, "out of memory");
-        goto done;
+    greedy_ctx c;
+    rk_status r = greedy_ctx_init(&c, m, err);
+    if (r) return r;
+    greedy_best best = {.budget = budget, .n_steps = m->n_steps, .run = malloc((size_t)m->n_steps + 1)};
+    greedy_best ev_last = {.budget = budget, .n_steps = m->n_steps, .run = malloc((size_t)m->n_steps + 1)};
+    evictor ev = {0};
+    if (!best.run || !ev_last.run) r = rk_fail(err, RK_ENOMEM, "out of memory");
+    if (!r) r = greedy_checkpoints(&c, budget, greedy_consider, &best, err);
+    if (!r && budget > 0) {
+        r = evictor_init(&ev, &c, err);
+        if (!r && evict_until(&c, &ev, budget, greedy_last, &ev_last))
+            greedy_consider(&best, 3, ev_last.run, ev_last.peak, ev_last.time);
     }
-    /* candidates: data produced by a forward node (data and phantoms),
-     * biggest per microsecond of recomputation first */
-    int n_cand = 0;
-    for (int d = 0; d < D; d++) {
-        const rk_dnode *dn = &g->d[d];
-        if (dn->kind == RK_D_GRAD || dn->n_producers != 1 || g->c[dn->producers[0]].kind != RK_C_FWD) continue;
-        keep[d] = 1;
-        if (dn->size <= 0) continue;
-        key[d] = (double)dn->size / (g->c[dn->producers[0]].time + 1e-3);
-        int i = n_cand++;
-        while (i > 0 && (key[cand[i - 1]] < key[d] || (key[cand[i - 1]] == key[d] && cand[i - 1] > d))) {
-            cand[i] = cand[i - 1];
-            i--;
-        }
-        cand[i] = d;
-    }
+    if (!r) r = greedy_finish(m, &best, x_out, peak_out, time_out, err);
+    free(ev.run);
+    free(best.run);
+    free(ev_last.run);
+    greedy_ctx_free(&c);
+    return r;
+}
+
+/* ------------------------------------------ the greedy for many budgets */
+
+typedef struct {
+    unsigned char phase;
     int64_t peak;
     double time;
-    /* goal: fit the budget at the least time; without a budget (<= 0):
-     * the least peak */
-#define CONSIDER()                                                                                                     \
-    do {                                                                                                               \
-        int better = budget > 0 ? (peak <= budget && (!have || time < best_time || (time == best_time && peak < best_peak))) \
-                                : (!have || peak < best_peak || (peak == best_peak && time < best_time));             \
-        if (better) {                                                                                                  \
-            memcpy(best_run, run, (size_t)m->n_steps);                                                                 \
-            best_peak = peak;                                                                                          \
-            best_time = time;                                                                                          \
-            have = 1;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
-    /* evenly spaced checkpoints (Chen et al.'s sqrt(n) family): the outputs
-     * of every s-th forward node in topological order, both variants */
-    for (int sp = 2; sp <= m->n_fwd; sp++) {
-        for (int reset = 0; reset < 2; reset++) {
-            for (int i = 0; i < n_cand; i++) keep[cand[i]] = 0;
-            for (int k = 0; k < m->n_fwd; k += sp) {
-                const rk_cnode *c = &g->c[g->topo[k]];
-                for (int o = 0; o < c->n_outs; o++) keep[c->outs[o]] = 1;
-            }
-            if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) == 0 &&
-                fast_eval(m, run, pos, pres, &peak, &time) == 0)
-                CONSIDER();
+    char *run;
+} greedy_state;
+
+struct cm_greedy_runs {
+    const rk_checkmate_model *m;
+    greedy_ctx c;
+    evictor ev;
+    greedy_state *st;
+    int n, cap;
+    int oom;
+};
+
+static void greedy_record(void *u, int phase, const char *run, int64_t peak, double time) {
+    cm_greedy_runs *gr = u;
+    if (gr->oom) return;
+    if (gr->n == gr->cap) {
+        int cap = gr->cap ? 2 * gr->cap : 64;
+        greedy_state *st = realloc(gr->st, (size_t)cap * sizeof *st);
+        if (!st) {
+            gr->oom = 1;
+            return;
         }
+        gr->st = st;
+        gr->cap = cap;
     }
-    /* checkpoints dropped one by one, in two variants: recomputed data kept
-     * for the later stages (cheaper), then, when that does not fit,
-     * recomputed in every stage that needs it */
-    int fitted = 0; /* this search found a schedule that fits */
-    for (int reset = 0; reset < 2 && !fitted; reset++) {
-        for (int i = 0; i < n_cand; i++) keep[cand[i]] = 1;
-        /* every checkpoint kept: no recomputation (free-asap) */
-        if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) || fast_eval(m, run, pos, pres, &peak, &time)) {
-            r = rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: the schedule without recomputation is no schedule");
-            goto done;
-        }
-        int64_t cur = peak;
-        CONSIDER();
-        fitted = budget > 0 && peak <= budget;
-        /* drop checkpoints one at a time (in the candidates' order, a few
-         * passes) while that lowers the peak; stop once the budget fits */
-        for (int pass = 0; pass < 3 && !fitted; pass++) {
-            int improved = 0;
-            for (int i = 0; i < n_cand && !fitted; i++) {
-                int d = cand[i];
-                if (!keep[d]) continue;
-                keep[d] = 0;
-                if (checkpoint_runs(m, keep, reset, avail, stack, mark, run) ||
-                    fast_eval(m, run, pos, pres, &peak, &time) || peak >= cur) {
-                    keep[d] = 1;
-                    continue;
-                }
-                cur = peak;
-                improved = 1;
-                CONSIDER();
-                fitted = budget > 0 && peak <= budget;
-            }
-            if (!improved) break;
-        }
+    char *copy = malloc((size_t)gr->m->n_steps + 1);
+    if (!copy) {
+        gr->oom = 1;
+        return;
     }
-    /* eviction search from the schedule without recomputation */
+    memcpy(copy, run, (size_t)gr->m->n_steps);
+    gr->st[gr->n++] = (greedy_state){.phase = (unsigned char)phase, .peak = peak, .time = time, .run = copy};
+}
+
+void cm_greedy_runs_free(cm_greedy_runs *gr) {
+    if (!gr) return;
+    for (int i = 0; i < gr->n; i++) free(gr->st[i].run);
+    free(gr->st);
+    free(gr->ev.run);
+    greedy_ctx_free(&gr->c);
+    free(gr);
+}
+
+rk_status cm_greedy_runs_new(const rk_checkmate_model *m, cm_greedy_runs **out, rk_error *err) {
+    *out = NULL;
+    cm_greedy_runs *gr = calloc(1, sizeof *gr);
+    if (!gr) return rk_fail(err, RK_ENOMEM, "out of memory");
+    gr->m = m;
+    rk_status r = greedy_ctx_init(&gr->c, m, err);
+    /* no early stop: a budget takes the states up to its first fit */
+    if (!r) r = greedy_checkpoints(&gr->c, 0, greedy_record, gr, err);
+    if (!r) r = evictor_init(&gr->ev, &gr->c, err);
+    if (!r && gr->oom) r = rk_fail(err, RK_ENOMEM, "out of memory");
+    if (r) {
+        cm_greedy_runs_free(gr);
+        return r;
+    }
+    *out = gr;
+    return RK_OK;
+}
+
+rk_status cm_greedy_pick(cm_greedy_runs *gr, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
+                         rk_error *err) {
+    const rk_checkmate_model *m = gr->m;
+    greedy_best best = {.budget = budget, .n_steps = m->n_steps, .run = malloc((size_t)m->n_steps + 1)};
+    if (!best.run) return rk_fail(err, RK_ENOMEM, "out of memory");
+    /* as cm_greedy: every evenly spaced schedule; each variant of the drops
+     * up to its first schedule within the budget, the second only when the
+     * first has none (the states are in the order they were found) */
+    int ended[3] = {0, 0, 0};
+    for (int i = 0; i < gr->n; i++) {
+        const greedy_state *s = &gr->st[i];
+        if (s->phase == 3 || (s->phase >= 1 && ended[s->phase])) continue;
+        if (s->phase == 2 && ended[1] == 2) continue; /* the first variant fit: no second */
+        greedy_consider(&best, s->phase, s->run, s->peak, s->time);
+        if (s->phase >= 1 && budget > 0 && s->peak <= budget) ended[s->phase] = 2;
+    }
+    rk_status r = RK_OK;
     if (budget > 0) {
-        char *pres_at = malloc((size_t)D + 1);
-        int *ecand = malloc((size_t)(D + 1) * sizeof(int));
-        double *ekey = malloc((size_t)(D + 1) * sizeof *ekey);
-        if (pres_at && ecand && ekey) {
-            for (int i = 0; i < n_cand; i++) keep[cand[i]] = 1;
-            if (checkpoint_runs(m, keep, 0, avail, stack, mark, run) == 0 &&
-                evict_search(m, budget, run, 4 * m->T, pos, pres, pres_at, ecand, ekey) &&
-                fast_eval(m, run, pos, pres, &peak, &time) == 0)
-                CONSIDER();
+        /* the eviction search's first state within the budget, searched on
+         * when none of those found so far is */
+        int found = -1;
+        for (int i = 0; i < gr->n && found < 0; i++)
+            if (gr->st[i].phase == 3 && gr->st[i].peak <= budget) found = i;
+        if (found < 0 && !gr->ev.done) {
+            if (evict_until(&gr->c, &gr->ev, budget, greedy_record, gr) && !gr->oom) found = gr->n - 1;
+            if (gr->oom) r = rk_fail(err, RK_ENOMEM, "out of memory");
         }
-        free(pres_at);
-        free(ecand);
-        free(ekey);
+        if (!r && found >= 0)
+            greedy_consider(&best, 3, gr->st[found].run, gr->st[found].peak, gr->st[found].time);
     }
-#undef CONSIDER
-    if (!have) r = rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: greedy: no schedule within %lld bytes", (long long)budget);
-    else if ((r = eval_runs(m, best_run, x_out, &peak, &time, err)) == RK_OK &&
-             (peak != best_peak || fabs(time - best_time) > 1e-9 * fmax(1, time))) {
-        r = rk_fail(err, RK_EFAIL, "BUG: rk-Checkmate: greedy: replayed peak %lld time %.17g, predicted %lld %.17g",
-                    (long long)peak, time, (long long)best_peak, best_time);
-    }
-    if (!r) {
-        if (peak_out) *peak_out = best_peak;
-        if (time_out) *time_out = best_time;
-    }
-done:
-    free(keep);
-    free(avail);
-    free(mark);
-    free(run);
-    free(stack);
-    free(cand);
-    free(x);
-    free(key);
-    free(best_run);
-    free(pres);
-    free(pos);
+    if (!r) r = greedy_finish(m, &best, x_out, peak_out, time_out, err);
+    free(best.run);
     return r;
 }
 

@@ -146,10 +146,13 @@ rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk
  * solution of the min-peak ILP whose forward stages hold the output's
  * gradient too (cm_model_lp's fwd_extra): the least max(forward peak +
  * output gradient, backward peak), the block's need when rk-Rotor runs its
- * forward again before its backward. */
+ * forward again before its backward.  runs (may be NULL): the greedy's runs
+ * of m, picked for the least peak when the model is too large for the ILP
+ * (else cm_greedy runs it). */
+typedef struct cm_greedy_runs cm_greedy_runs; /* cm_heur.c */
 rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                              int64_t *min_peak, int64_t *max_peak, double **xmin, double **xfwd, long *nodes,
-                             long *iters, rk_error *err);
+                             long *iters, cm_greedy_runs *runs, rk_error *err);
 
 /* Replace x (a schedule of the model that fits (m_peak, m_save)) by the one
  * with the same runs that holds the least memory at every step (cm_solve.c). */
@@ -177,6 +180,15 @@ int cm_row_violation(const rk_checkmate_model *m, const double *x, int64_t m_pea
  * peak and time.  RK_EINFEASIBLE when nothing fits the budget. */
 rk_status cm_greedy(const rk_checkmate_model *m, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
                     rk_error *err);
+/* The greedy for many budgets of one model (a grid's lines): what cm_greedy
+ * does before it looks at the budget, done once, and cm_greedy_pick(budget)
+ * gives what cm_greedy(m, budget) gives (the eviction search goes on as far
+ * as a budget needs, from where an earlier pick left it).  One caller at a
+ * time. */
+rk_status cm_greedy_runs_new(const rk_checkmate_model *m, cm_greedy_runs **out, rk_error *err);
+rk_status cm_greedy_pick(cm_greedy_runs *gr, int64_t budget, double *x_out, int64_t *peak_out, double *time_out,
+                         rk_error *err);
+void cm_greedy_runs_free(cm_greedy_runs *gr);
 
 /* Local search: recomputations of x (a schedule that fits budget) removed,
  * dearest first, while the schedule still fits; at most max_evals replays.

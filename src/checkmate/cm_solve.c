@@ -173,12 +173,12 @@ static rk_status min_peak_ilp(const rk_checkmate_params *p, const rk_checkmate_m
 
 rk_status cm_peak_range(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                         int64_t *min_peak, int64_t *max_peak, double **xmin, rk_error *err) {
-    return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, NULL, err);
+    return cm_peak_range_work(g, m, p, min_peak, max_peak, xmin, NULL, NULL, NULL, NULL, err);
 }
 
 rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, const rk_checkmate_params *p,
                              int64_t *min_peak, int64_t *max_peak, double **xmin, double **xfwd, long *nodes,
-                             long *iters, rk_error *err) {
+                             long *iters, cm_greedy_runs *runs, rk_error *err) {
     if (xmin) *xmin = NULL;
     if (xfwd) *xfwd = NULL;
     rk_option ka, as;
@@ -204,7 +204,7 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
         if (!x) return rk_fail(err, RK_ENOMEM, "out of memory");
         int64_t pk;
         double t;
-        r = cm_greedy(m, 0, x, &pk, &t, err);
+        r = runs ? cm_greedy_pick(runs, 0, x, &pk, &t, err) : cm_greedy(m, 0, x, &pk, &t, err);
         if (r == RK_OK && pk < *min_peak) *min_peak = pk;
         if (r == RK_OK && xmin) {
             *xmin = x;

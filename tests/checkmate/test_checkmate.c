@@ -899,6 +899,70 @@ START_TEST(greedy_schedules) {
 }
 END_TEST
 
+/* The greedy for many budgets (cm_greedy_runs, the grid's seeds): a pick at
+ * any budget, in any order of budgets, gives what cm_greedy gives there —
+ * the same schedule (every column), peak, time and status, infeasible
+ * budgets included. */
+START_TEST(greedy_runs_pick) {
+    int compared = 0, evicted = 0;
+    for (unsigned seed = 0; seed < 80; seed++) {
+        rk_graph g;
+        rk_error err;
+        ck_assert_int_eq(cmt_random_block(seed, 4 + (int)(seed % 4), &g, &err), RK_OK);
+        rk_checkmate_model *m = NULL;
+        ck_assert_int_eq(rk_checkmate_model_build(&g, &m, &err), RK_OK);
+        size_t nx = (size_t)m->n_cols + 1;
+        double *x1 = calloc(nx, sizeof *x1), *x2 = calloc(nx, sizeof *x2);
+        int64_t lp, hp;
+        double t;
+        ck_assert_int_eq(cm_greedy(m, 0, x1, &lp, &t, &err), RK_OK);
+        rk_option ka;
+        ck_assert_int_eq(rk_option_keep_all(&g, &ka, &err), RK_OK);
+        int n;
+        rk_op *ops = option_ops(&g, &ka, &n);
+        replay(&g, ops, n, &hp, &t);
+        free(ops);
+        rk_option_free(&ka);
+        /* budgets from below the least peak to keep-all's, loosest first (as
+         * the grid), then again in another order on a fresh object */
+        int64_t b[10];
+        int nb = 0;
+        b[nb++] = 0;
+        for (int k = 8; k >= 0; k--) b[nb++] = lp - lp / 20 + (hp - lp + lp / 20) * k / 8;
+        for (int pass = 0; pass < 2; pass++) {
+            cm_greedy_runs *runs = NULL;
+            ck_assert_int_eq(cm_greedy_runs_new(m, &runs, &err), RK_OK);
+            for (int i = 0; i < nb; i++) {
+                int64_t bud = pass == 0 ? b[i] : b[(i * 7 + 3) % nb];
+                int64_t p1 = -1, p2 = -1;
+                double t1 = -1, t2 = -1;
+                rk_error e1, e2;
+                memset(x1, 0, nx * sizeof *x1);
+                memset(x2, 0, nx * sizeof *x2);
+                rk_status r1 = cm_greedy(m, bud, x1, &p1, &t1, &e1);
+                rk_status r2 = cm_greedy_pick(runs, bud, x2, &p2, &t2, &e2);
+                ck_assert_msg(r1 == r2, "seed %u budget %lld: cm_greedy %d (%s), pick %d (%s)", seed, (long long)bud,
+                              r1, e1.msg, r2, e2.msg);
+                if (r1) continue;
+                ck_assert_msg(p1 == p2 && t1 == t2, "seed %u budget %lld: peak %lld/%lld time %g/%g", seed,
+                              (long long)bud, (long long)p1, (long long)p2, t1, t2);
+                ck_assert_msg(memcmp(x1, x2, (size_t)m->n_cols * sizeof *x1) == 0, "seed %u budget %lld: columns differ",
+                              seed, (long long)bud);
+                compared++;
+                evicted += bud > 0 && p1 < hp;
+            }
+            cm_greedy_runs_free(runs);
+        }
+        free(x1);
+        free(x2);
+        rk_checkmate_model_free(m);
+        rk_graph_free(&g);
+    }
+    ck_assert_int_ge(compared, 600);
+    ck_assert_int_ge(evicted, 100);
+}
+END_TEST
+
 /* Whole-graph Checkmate never comes back empty-handed where a schedule is
  * known: with a node limit of 1 (the MILP barely starts), the seeds that fit
  * (keep-all, free-asap) give a schedule at least as cheap, within the
@@ -1083,6 +1147,7 @@ static Suite *suite(void) {
     tcase_add_test(tc, encode_schedules);
     tcase_add_test(tc, encode_stages);
     tcase_add_test(tc, greedy_schedules);
+    tcase_add_test(tc, greedy_runs_pick);
     tcase_add_test(tc, chain_seeds);
     tcase_add_test(tc, solver_checkmate_monotone);
     tcase_add_test(tc, chain_time_limit_keeps_best);
