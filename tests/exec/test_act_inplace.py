@@ -232,6 +232,12 @@ class TestNoWrite(ActBase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("refusing to write", p.stderr)
         self.assertEqual(open(rkg, "rb").read(), before)
+        # nor into a directory, nor where no file can be made (before the step runs)
+        for bad, why in ((TMP, "is a directory"), (os.path.join(TMP, "no", "such", "x.tsv"), "cannot write")):
+            p = rk("run", path, rks, "--chain", rkg, *inputs, "--memory-log", bad)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(why, p.stderr)
+            self.assertEqual(p.stdout, "")
 
     def test_expanded_output_gradient(self):
         path, inputs, rkg, _ = export(ReluOut(), "relu_out", (16, 64))

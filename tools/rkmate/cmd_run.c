@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -60,6 +61,18 @@ int rk_cmd_run(int argc, char **argv) {
     if (memory_log) {
         const char *ins[] = {argv[optind], argv[optind + 1], chain_path, co.ex.input_file};
         if (cli_check_output(cmd, memory_log, ins, 4)) return CLI_BADINPUT;
+        /* before the step runs: a log that cannot be written is known now */
+        struct stat sb;
+        if (stat(memory_log, &sb) == 0 && S_ISDIR(sb.st_mode))
+            return cli_usage_error(cmd, "--memory-log %s: is a directory, expected a file name", memory_log);
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", memory_log);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) dir[1] = 0;
+        else if (slash) *slash = 0;
+        else snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK) != 0)
+            return cli_usage_error(cmd, "--memory-log %s: cannot write a file in '%s'", memory_log, dir);
     }
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
