@@ -355,9 +355,35 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         for (size_t k = 0; k < R.gs[d].p.size(); k++)
                             if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
                     }
+                // The same for pieces (exec_pieces.cpp): a piece this node reads
+                // that a later reader's backward gave a gradient already (F.normalize
+                // of q: the division's backward runs before the norm's) gets this
+                // node's added in place; its new gradient is a temporary (the norm's
+                // backward held two piece-sized buffers at once, which the chain,
+                // counting the piece's gradient as present, did not see).
+                std::vector<std::pair<const Value *, at::Tensor>> acc_pieces;
+                for (int d : G.deps_real) {
+                    const Group &D = M.groups[d];
+                    if (!D.has_grad) continue;
+                    for (size_t k = 0; k < D.pieces.size(); k++) {
+                        const std::vector<int> &rd = D.piece_readers[k];
+                        bool reads = false, later = false;
+                        for (int c : rd) {
+                            reads = reads || c == g;
+                            later = later || (c != g && M.groups[c].has_grad && M.groups[c].pos > G.pos);
+                        }
+                        if (!reads || !later) continue;
+                        // (the piece as this node's forward read it: cached; never made here)
+                        auto it = R.cache.find(D.pieces[k]);
+                        if (it == R.cache.end() || !it->second.isTensor()) continue;
+                        const at::Tensor &t = it->second.toTensor();
+                        acc_pieces.push_back({D.pieces[k], at::zeros(t.sizes(), t.options().requires_grad(false))});
+                    }
+                }
                 auto reset = [&]() {
                     R.piece_grad.clear();
                     R.stack_grad.clear();
+                    for (auto &ap : acc_pieces) R.piece_grad[ap.first] = at::zeros_like(ap.second);
                     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
                     for (auto &l : acc_leaves) l.mutable_grad() = at::zeros_like(l);
                 };

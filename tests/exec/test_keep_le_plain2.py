@@ -219,6 +219,17 @@ class TestKeepLePlainPieces(unittest.TestCase):
         # q and k read by F.normalize's norm and division: still pieces
         # (keep-all was 1.019 of the plain step on swin_v2_t)
         self.check("swinv2", SwinV2Attention, piece='_linear_p1"')
+        # op by op, no step above its prediction: the norm's backward, second to give the
+        # piece a gradient, holds two piece-sized buffers (it was 16 384 B above)
+        name = os.path.join(TMP, "swinv2")
+        rkg = name + ".rkg"
+        log = name + ".tsv"
+        p = rk("run", name + ".pt", rkg + ".none.rks", "--chain", rkg, "--input-file", name + ".inputs.pt", "--iters",
+               "1", "--json", "--memory-log", log, check=0)
+        with open(log) as f:
+            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
+        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
 
     def test_transposed_gradient_kept(self):
         # keep-all no more than the plain step (0.982), predicted exactly
