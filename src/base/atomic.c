@@ -11,21 +11,44 @@
 
 #include "rk_base.h"
 
-rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err) {
+/* A name, not a folder: then the temporary file beside it (*tmp, the caller
+ * frees it; *fd open), as the writer and the check make it. */
+static rk_status open_temporary(const char *path, char **tmp, int *fd, rk_error *err) {
+    *tmp = NULL;
     if (!path || !*path) return rk_fail(err, RK_EINPUT, "no output file name given");
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
         return rk_fail(err, RK_EINPUT, "%s: is a directory, expected a file name", path);
     size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp) return rk_fail(err, RK_ENOMEM, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
+    *tmp = malloc(n + 16);
+    if (!*tmp) return rk_fail(err, RK_ENOMEM, "out of memory");
+    snprintf(*tmp, n + 16, "%s.tmpXXXXXX", path);
+    *fd = mkstemp(*tmp);
+    if (*fd < 0) {
         int e = errno;
-        free(tmp);
+        free(*tmp);
+        *tmp = NULL;
         return rk_fail(err, RK_EINPUT, "%s: cannot create a file there: %s", path, strerror(e));
     }
+    return RK_OK;
+}
+
+rk_status rk_check_output_file(const char *path, rk_error *err) {
+    char *tmp;
+    int fd;
+    rk_status r = open_temporary(path, &tmp, &fd, err);
+    if (r) return r;
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return RK_OK;
+}
+
+rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err) {
+    char *tmp;
+    int fd;
+    rk_status r = open_temporary(path, &tmp, &fd, err);
+    if (r) return r;
     const char *p = data;
     size_t left = len;
     while (left > 0) {

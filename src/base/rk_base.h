@@ -78,6 +78,10 @@ RK_API void rk_log_printf(const rk_log *log, rk_log_level level, const char *fmt
  * temporary file in the same folder, fsync and rename, so that readers never
  * see a partial file. */
 RK_API rk_status rk_write_file_atomic(const char *path, const void *data, size_t len, rk_error *err);
+/* Whether rk_write_file_atomic could write path now (a name, not a folder,
+ * in a folder where a file can be made: a temporary file is made there and
+ * removed), with its messages; before long work whose result goes there. */
+RK_API rk_status rk_check_output_file(const char *path, rk_error *err);
 
 /* --------------------------------------------------------------- units */
 

@@ -333,24 +333,18 @@ static rk_status seed_from(const rk_checkmate_model *m, budget *sd, double *x, r
     return RK_OK;
 }
 
-static rk_status greedy_lines(rk_checkmate_grid *gr, cm_greedy_runs *runs, int step, int P, int S, rk_error *err);
-
 /* The greedy rematerialization (cm_greedy) at the M_peak of every
  * p.greedy_step-th line from the loosest and of the tightest: cheap
  * schedules with their true cost, incumbents for every point they fit
  * (level -1) and options.  A line where the greedy finds nothing that fits
- * gives none; schedules found twice are kept once. */
+ * gives none; schedules found twice are kept once.  The greedy runs once
+ * (*runs, made here when the caller has none), picked at each line's M_peak. */
 static rk_status greedy_seeds(rk_checkmate_grid *gr, cm_greedy_runs **runs, rk_error *err) {
-    /* the greedy once (*runs, made here when the caller has none), picked
-     * at each line's M_peak */
+    int step = gr->p.greedy_step, P = gr->P, S = gr->S;
     if (!*runs) {
         rk_status r = cm_greedy_runs_new(gr->m, runs, err);
         if (r) return r;
     }
-    return greedy_lines(gr, *runs, gr->p.greedy_step, gr->P, gr->S, err);
-}
-
-static rk_status greedy_lines(rk_checkmate_grid *gr, cm_greedy_runs *runs, int step, int P, int S, rk_error *err) {
     for (int k = 0; k <= P / step + 1; k++) {
         int i = k <= P / step ? P - 1 - k * step : 0;
         if (i < 0) continue;
@@ -361,7 +355,7 @@ static rk_status greedy_lines(rk_checkmate_grid *gr, cm_greedy_runs *runs, int s
         int64_t peak;
         double t;
         rk_error e2;
-        rk_status r = cm_greedy_pick(runs, pk, x, &peak, &t, &e2);
+        rk_status r = cm_greedy_pick(*runs, pk, x, &peak, &t, &e2);
         if (r == RK_EINFEASIBLE) {
             free(x);
             continue;

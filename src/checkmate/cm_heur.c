@@ -823,13 +823,13 @@ rk_status cm_greedy_pick(cm_greedy_runs *gr, int64_t budget, double *x_out, int6
     /* as cm_greedy: every evenly spaced schedule; each variant of the drops
      * up to its first schedule within the budget, the second only when the
      * first has none (the states are in the order they were found) */
-    int ended[3] = {0, 0, 0};
+    int fit[3] = {0, 0, 0}; /* a variant of the drops reached the budget */
     for (int i = 0; i < gr->n; i++) {
         const greedy_state *s = &gr->st[i];
-        if (s->phase == 3 || (s->phase >= 1 && ended[s->phase])) continue;
-        if (s->phase == 2 && ended[1] == 2) continue; /* the first variant fit: no second */
+        if (s->phase == 3 || (s->phase >= 1 && fit[s->phase])) continue;
+        if (s->phase == 2 && fit[1]) continue; /* the first variant fit: no second */
         greedy_consider(&best, s->phase, s->run, s->peak, s->time);
-        if (s->phase >= 1 && budget > 0 && s->peak <= budget) ended[s->phase] = 2;
+        if (s->phase >= 1 && budget > 0 && s->peak <= budget) fit[s->phase] = 1;
     }
     rk_status r = RK_OK;
     if (budget > 0) {

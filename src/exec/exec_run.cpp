@@ -120,7 +120,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
     for (int i = from; i < to; i++) {
         const rk_op &op = s->ops[i];
         if (op.kind == RK_OP_MARK) continue;
-        if (ActivationPeak::current) ActivationPeak::current->boundary();
+        if (ap) ap->boundary();
         log_op(); // (after the boundary, which takes the last op's peak in)
         last = i;
         if (op.block < 0 || (size_t)op.block >= nb) fail(RK_EINPUT, "schedule op " + std::to_string(i) + ": bad block");

@@ -307,17 +307,18 @@ static at::Tensor same_bytes(const at::Tensor &t, at::IntArrayRef sizes, at::Int
 // place, as the accumulator does (variable_grad += new_grad), when the
 // leaf's .grad is in such a layout.  Undefined: the accumulator does as it
 // does.
+// The references a gradient nobody else holds has in a leaf's hook (the
+// engine's list and the hook's copy of it): the accumulator steals only those.
+static const long hook_refs = 2;
+
 static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
-    // The references a gradient nobody else holds has in the hook (the
-    // engine's list and the hook's copy of it): the accumulator steals only those.
-    const long refs = 2;
     const at::Tensor &leaf = T.leaf;
     if (at::GradMode::is_enabled() || !leaf.is_non_overlapping_and_dense() || !alone_in_storage(gr) ||
         gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
         return {};
     at::Tensor cur = leaf.grad();
     if (!cur.defined()) {
-        if (same_layout(gr, leaf) || (long)gr.use_count() > refs) return {};
+        if (same_layout(gr, leaf) || (long)gr.use_count() > hook_refs) return {};
         T.held_grad = gr.is_view() ? same_bytes(gr, gr.sizes(), gr.strides()) : gr;
     } else {
         if (same_layout(cur, leaf) || !alone_in_storage(cur) || storage_shared(cur) || cur.sizes() != gr.sizes())
@@ -353,7 +354,6 @@ static bool may_share_grad(const Group &G) {
 }
 
 static at::Tensor share_grad(const Group &G, Part &T, const at::Tensor &gr, int64_t &shared_bytes) {
-    const long refs = 2; // as keep_grad_layout
     const at::Tensor &leaf = T.leaf;
     if (at::GradMode::is_enabled() || !gr.defined()) return {};
     at::Tensor cur = leaf.grad();
@@ -361,13 +361,13 @@ static at::Tensor share_grad(const Group &G, Part &T, const at::Tensor &gr, int6
         if (!storage_shared(cur)) return {};
         // The accumulator's variable_grad += new_grad, into the new gradient
         // when nobody else holds it (a + b is b + a, bit for bit), else out of place.
-        bool into_new = (long)gr.use_count() <= refs && alone_in_storage(gr) && !storage_shared(gr) &&
+        bool into_new = (long)gr.use_count() <= hook_refs && alone_in_storage(gr) && !storage_shared(gr) &&
                         gr.strides() == cur.strides() && gr.scalar_type() == cur.scalar_type();
         at::Tensor sum = into_new ? gr.add_(cur) : cur + gr;
         T.leaf.mutable_grad() = at::Tensor();
         return sum;
     }
-    if (!may_share_grad(G) || (long)gr.use_count() <= refs || !alone_in_storage(gr) ||
+    if (!may_share_grad(G) || (long)gr.use_count() <= hook_refs || !alone_in_storage(gr) ||
         !leaf.is_non_overlapping_and_dense() ||
         !same_layout(gr, leaf) || gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
         return {};

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -61,18 +60,9 @@ int rk_cmd_run(int argc, char **argv) {
     if (memory_log) {
         const char *ins[] = {argv[optind], argv[optind + 1], chain_path, co.ex.input_file};
         if (cli_check_output(cmd, memory_log, ins, 4)) return CLI_BADINPUT;
-        /* before the step runs: a log that cannot be written is known now */
-        struct stat sb;
-        if (stat(memory_log, &sb) == 0 && S_ISDIR(sb.st_mode))
-            return cli_usage_error(cmd, "--memory-log %s: is a directory, expected a file name", memory_log);
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%s", memory_log);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir) dir[1] = 0;
-        else if (slash) *slash = 0;
-        else snprintf(dir, sizeof dir, ".");
-        if (access(dir, W_OK) != 0)
-            return cli_usage_error(cmd, "--memory-log %s: cannot write a file in '%s'", memory_log, dir);
+        rk_error e; /* before the step runs: a log that cannot be written is known now */
+        if (rk_check_output_file(memory_log, &e) != RK_OK)
+            return cli_usage_error(cmd, "--memory-log: cannot write it: %s", e.msg);
     }
     if (access(co.ex.model_path, R_OK) != 0)
         return cli_usage_error(cmd, "%s: cannot read the model file", co.ex.model_path);
@@ -125,11 +115,9 @@ int rk_cmd_run(int argc, char **argv) {
         printf("memory log: %s", memory_log);
         if (first_above >= 0) {
             const rk_op *o = &sc.ops[first_above];
-            const rk_graph *g = &ch.classes[ch.blocks[o->block].cls];
             printf(" (first op measured above its prediction: op %d, %s '%s' of block %d: %lld bytes, predicted "
                    "%lld)",
-                   first_above, o->kind == RK_OP_RUN ? "run" : "forget",
-                   o->kind == RK_OP_RUN ? g->c[o->node].name : g->d[o->node].name, o->block,
+                   first_above, o->kind == RK_OP_RUN ? "run" : "forget", torch_op_node_name(&ch, o), o->block,
                    (long long)ro.op_step[first_above], (long long)pred_step[first_above]);
         }
         printf("\n");

@@ -155,6 +155,11 @@ void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st) {
     fputc('\n', stderr);
 }
 
+const char *torch_op_node_name(const rk_chain *ch, const rk_op *o) {
+    const rk_graph *g = &ch->classes[ch->blocks[o->block].cls];
+    return o->kind == RK_OP_RUN ? g->c[o->node].name : g->d[o->node].name;
+}
+
 rk_status torch_write_memory_log(const char *path, const rk_chain *ch, const rk_schedule *s,
                                  const int64_t *pred_step, const int64_t *pred_live, const int64_t *meas_step,
                                  const int64_t *meas_live, int64_t slack, int *first_above, rk_error *err) {
@@ -170,10 +175,8 @@ rk_status torch_write_memory_log(const char *path, const rk_chain *ch, const rk_
     for (int i = 0; i < s->n_ops; i++) {
         const rk_op *o = &s->ops[i];
         if (o->kind == RK_OP_MARK) continue;
-        const rk_graph *g = &ch->classes[ch->blocks[o->block].cls];
-        int run = o->kind == RK_OP_RUN;
-        fprintf(f, "%d\t%s\t%d\t%s\t%lld\t%lld\t%lld\t%lld\n", i, run ? "run" : "forget", o->block,
-                run ? g->c[o->node].name : g->d[o->node].name, (long long)pred_step[i], (long long)meas_step[i],
+        fprintf(f, "%d\t%s\t%d\t%s\t%lld\t%lld\t%lld\t%lld\n", i, o->kind == RK_OP_RUN ? "run" : "forget",
+                o->block, torch_op_node_name(ch, o), (long long)pred_step[i], (long long)meas_step[i],
                 (long long)pred_live[i], (long long)meas_live[i]);
         if (*first_above < 0 && meas_step[i] > pred_step[i] + slack) *first_above = i;
     }

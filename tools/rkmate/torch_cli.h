@@ -39,6 +39,9 @@ int torch_parse_common(const char *cmd, int c, const char *arg, common_opts *co)
  * --iters): 0 handled, -1 not one of them, else the exit code of an error. */
 int torch_parse_run_opts(const char *cmd, int c, const char *arg, rk_run_options *ro);
 
+/* The name of the node op `o` of a schedule of ch runs or forgets (not a mark). */
+const char *torch_op_node_name(const rk_chain *ch, const rk_op *o);
+
 /* `run --memory-log FILE`: the schedule's ops, each with the simulator's bytes
  * (rk_simulate_ops) beside the measured ones (rk_run_options.op_step, op_live),
  * as tab-separated columns, written atomically.  *first_above: the first op
