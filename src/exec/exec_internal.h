@@ -447,6 +447,13 @@ GradDonation &grad_donation();
 // untouched) for any other node.
 bool run_act_inplace(const Node *n, Stack &st);
 
+// ------------------------------------------------------ pooling without its input (exec_pool_grad.cpp)
+
+// Run n, `max_pool2d` or `avg_pool2d` on a tensor requiring grad (grad mode
+// on), as the autograd function that saves the indices and the input's shape
+// but not the input; false (st untouched) for any other node.
+bool run_pool_no_input(const Node *n, Stack &st);
+
 // ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)
 
 // kind: 0 fwd, 1 bwd (whole), 2 loss, 3 bwd's weight part, 4 bwd's input part

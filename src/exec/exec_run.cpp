@@ -22,10 +22,31 @@ namespace rkx {
 std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
     // The chain must be what tracing this model gives.
     size_t nb = M.block_begin.size();
-    if ((size_t)ch->n_blocks != nb || (size_t)ch->n_classes != M.class_canon.size())
+    if ((size_t)ch->n_blocks != nb || (size_t)ch->n_classes < M.class_canon.size())
         fail(RK_EINPUT, "the chain (" + std::to_string(ch->n_blocks) + " blocks, " + std::to_string(ch->n_classes) +
                             " classes) is not this model's (" + std::to_string(nb) + " blocks, " +
                             std::to_string(M.class_canon.size()) + " classes): trace it again with the same inputs");
+    // The tracer splits a class whose blocks receive their gradients in other
+    // layouts (split_classes_by_grad_layout, exec_measure.cpp): the chain's
+    // classes are this model's or finer; adopt them.
+    {
+        std::vector<int> rep(ch->n_classes, -1);
+        for (size_t b = 0; b < nb; b++) {
+            int c = ch->blocks[b].cls;
+            if (c < 0 || c >= ch->n_classes || (rep[c] >= 0 && M.block_class[rep[c]] != M.block_class[b]) ||
+                (rep[c] < 0 && c < (int)M.class_canon.size() && M.block_class[b] != c))
+                fail(RK_EINPUT, "block " + std::to_string(b) + " of the chain has another class than this model's");
+            if (rep[c] < 0) rep[c] = (int)b;
+        }
+        for (int c = 0; c < ch->n_classes; c++)
+            if (rep[c] < 0)
+                fail(RK_EINPUT, "class " + std::to_string(c) + " of the chain has no block: trace the model again");
+        for (int c = (int)M.class_canon.size(); c < ch->n_classes; c++)
+            M.class_canon.push_back(M.class_canon[M.block_class[rep[c]]] + ";chain class " + std::to_string(c));
+        M.class_rep = rep;
+        for (size_t b = 0; b < nb; b++) M.block_class[b] = ch->blocks[b].cls;
+        M.st.n_classes = ch->n_classes;
+    }
     std::vector<ClassGraph> cgs(M.class_canon.size());
     for (size_t c = 0; c < M.class_canon.size(); c++) {
         rk_graph gr;
@@ -63,9 +84,6 @@ std::vector<ClassGraph> match_chain(Model &M, const rk_chain *ch) {
             fail(RK_EINPUT, "class " + std::to_string(c) + " of the chain does not match this model's graph: trace "
                             "it again with the same model and inputs");
     }
-    for (size_t b = 0; b < nb; b++)
-        if (ch->blocks[b].cls != M.block_class[b])
-            fail(RK_EINPUT, "block " + std::to_string(b) + " of the chain has another class than this model's");
     return cgs;
 }
 

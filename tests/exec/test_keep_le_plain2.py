@@ -169,6 +169,43 @@ class SharedThenAdded(nn.Module):
         return self.l[3](c) + self.l[4](v)
 
 
+class Pools(nn.Module):
+    """2-d poolings whose backward reads only their input's shape
+    (src/exec/exec_pool_grad.cpp): an average pool on a convolution's output,
+    which nothing else saves (autograd's AvgPool2DBackward0 holds it, the
+    executor does not), then a max pool with padding and ceil_mode, and an
+    average pool with a divisor_override; channels_last when asked (the input
+    gradient in the layout the plain kernel gives it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        b = F.avg_pool2d(self.c1(x), 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        d = F.max_pool2d(F.relu(self.c2(b)), 3, 2, padding=1, ceil_mode=True)
+        return self.fc(F.avg_pool2d(d, 2, divisor_override=3).flatten(1))
+
+
+class NormThenPermutedPool(nn.Module):
+    """Swin V2's tail: two equal LayerNorm blocks (one class by their bodies);
+    the second's output is pooled through a permuted view, so its gradient
+    arrives permuted and LayerNorm's backward copies it first, which the
+    first's contiguous gradient does not need: the tracer gives the second
+    block a class of its own, measured in that layout."""
+
+    def __init__(self, dim=64):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.n1, self.n2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, 10)
+
+    def forward(self, x):  # B, H, W, C
+        y = self.n2(self.l2(self.n1(self.l1(x))))
+        return self.head(F.adaptive_avg_pool2d(y.permute(0, 3, 1, 2), 1).flatten(1))
+
+
 class Net(nn.Module):
     def __init__(self, attn):
         super().__init__()
@@ -263,6 +300,63 @@ class TestKeepLePlainPieces(unittest.TestCase):
         runs = self.check("shared_add", None, x=torch.randn(8, 32), model=SharedThenAdded(), piece=None,
                           le_plain=False)
         self.assertGreater(runs[0]["shared_grad_bytes"], 0, runs[0])
+
+    def test_pools_keep_no_input(self):
+        # keep-all below the plain step (the first pool's input is not held
+        # for its backward), every pool's backward names its input for its
+        # shape only, gradients equal bit for bit, in both memory formats
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            torch.manual_seed(6)
+            name = "pools_cl" if fmt == torch.channels_last else "pools"
+            x = torch.randn(4, 3, 32, 32).to(memory_format=fmt)
+            runs = self.check(name, None, x=x, model=Pools().to(memory_format=fmt), piece=None)
+            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
+            with open(os.path.join(TMP, name + ".rkg")) as f:
+                chain = json.load(f)
+            pools = 0
+            for cl in chain["classes"]:
+                kinds = {d["name"]: d["kind"] for d in cl["data"]}
+                for c in cl["compute"]:
+                    if c["kind"] != "bwd" or "pool2d" not in c["name"]:
+                        continue
+                    pools += 1
+                    for u in c["uses"]:
+                        d, k = (u, "real") if isinstance(u, str) else (u["data"], u["kind"])
+                        if kinds.get(d) == "data" and not d.endswith("pool2d"):
+                            self.assertEqual(k, "fake", (name, c))
+            self.assertEqual(pools, 3, name)
+
+    def test_class_split_by_gradient_layout(self):
+        # op by op no step above its prediction: the last norm's backward, on
+        # its permuted gradient, was one activation (4x3x3x64 float32) above
+        torch.manual_seed(7)
+        self.check("normpool", None, x=torch.randn(4, 3, 3, 64), model=NormThenPermutedPool(), piece=None)
+        name = os.path.join(TMP, "normpool")
+        with open(name + ".rkg") as f:
+            chain = json.load(f)
+        norms = [b["class"] for b in chain["blocks"]
+                 if any(c["name"].endswith("layer_norm") for c in chain["classes"][b["class"]]["compute"])]
+        self.assertEqual(len(norms), 2, chain["blocks"])
+        self.assertNotEqual(norms[0], norms[1])
+        log = name + ".tsv"
+        rk("run", name + ".pt", name + ".rkg.none.rks", "--chain", name + ".rkg", "--input-file",
+           name + ".inputs.pt", "--iters", "1", "--json", "--memory-log", log, check=0)
+        with open(log) as f:
+            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
+        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        # `run` adopts the chain's finer classes, never a chain whose class
+        # holds blocks of two bodies: l2's Linear block (the block after the
+        # first norm's, of the same sizes) put in the first norm's class
+        first = [b["class"] for b in chain["blocks"]].index(norms[0])
+        chain["blocks"][first + 1]["class"] = norms[0]
+        bad = name + ".merged.rkg"
+        with open(bad, "w") as f:
+            json.dump(chain, f)
+        rk("solve", bad, "--budget", str(10**12), "--algo", "none", "-o", bad + ".rks", "--quiet", check=0)
+        p = rk("run", name + ".pt", bad + ".rks", "--chain", bad, "--input-file", name + ".inputs.pt")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("another class than this model's", p.stderr)
 
 
 if __name__ == "__main__":
