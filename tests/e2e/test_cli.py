@@ -168,11 +168,11 @@ class FloorExplained(unittest.TestCase):
     splits its bytes into inputs, outputs, temporaries and the weight
     gradients it adds into .grad in place (the chain's grad_accum)."""
 
-    def chain_with(self, d, overhead, grad_accum):
+    def chain_with(self, d, overhead, grad_accum, block=-2):
         src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "chains", "gpt2_l2.rkg")
         with open(src) as f:
             ch = json.load(f)
-        cls = ch["classes"][ch["blocks"][-2]["class"]]
+        cls = ch["classes"][ch["blocks"][block]["class"]]
         node = next(c for c in cls["compute"] if c["kind"] == "bwd")
         node["overhead"], node["grad_accum"] = overhead, grad_accum
         out = os.path.join(d, "c.rkg")
@@ -194,6 +194,18 @@ class FloorExplained(unittest.TestCase):
             path, name = self.chain_with(d, 10**8, 10**6)
             r = json.loads(run("solve", path, "--budget", "1", "--json", check=3).stdout)
             self.assertEqual((r["floor_node"], r["floor_cause"]), (name, "temporaries"), r)
+
+    def test_weight_gradient_temporaries(self):
+        # the first block's embedding backward makes no activation gradient (its
+        # input is token ids): its temporaries are the weight-gradient kernel's
+        with tempfile.TemporaryDirectory() as d:
+            path, name = self.chain_with(d, 10**8, 0, block=0)
+            p = run("solve", path, "--budget", "1", "--json", check=3)
+            r = json.loads(p.stdout)
+            self.assertEqual((r["floor_node"], r["floor_cause"]), (name, "weight_gradient_temporaries"), r)
+            self.assertEqual(r["floor_outputs"], 0, r)
+            p = run("solve", path, "--budget", "1", check=3)
+            self.assertIn("it computes weight gradients only", p.stderr)
 
     def test_grad_accum_over_the_overhead_refused(self):
         with tempfile.TemporaryDirectory() as d:

@@ -287,10 +287,11 @@ typedef struct {
     const char *node;
     int64_t need, inputs, outputs, overhead, grad_accum;
     int bwd;
+    int weights_only; /* a backward that makes no activation gradient: weight gradients only */
 } floor_node;
 
 static floor_node find_floor(const rk_chain *ch) {
-    floor_node f = {-1, NULL, -1, 0, 0, 0, 0, 0};
+    floor_node f = {-1, NULL, -1, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < ch->n_blocks; k++) {
         const rk_graph *g = &ch->classes[ch->blocks[k].cls];
         for (int c = 0; c < g->n_c; c++) {
@@ -315,6 +316,7 @@ static floor_node find_floor(const rk_chain *ch) {
                 f.overhead = ov;
                 f.grad_accum = n->grad_accum < ov ? n->grad_accum : ov;
                 f.bwd = n->kind == RK_C_BWD;
+                f.weights_only = f.bwd && n->n_outs == 0;
             }
         }
     }
@@ -359,15 +361,17 @@ static void explain_floor(const char *cmd, int json, int explain, rk_solver *sv,
 }
 
 /* The largest part of the floor node's bytes: "inputs", "outputs",
- * "temporaries" (the op's own, beyond weight-gradient accumulation) or
- * "grad_accumulation". */
+ * "temporaries" (the op's own, beyond weight-gradient accumulation;
+ * "weight_gradient_temporaries" when the node computes weight gradients
+ * only: the weight part of a split backward, or the backward of a first
+ * layer whose input needs no gradient) or "grad_accumulation". */
 static const char *floor_cause(const floor_node *f) {
     int64_t parts[4] = {f->inputs, f->outputs, f->overhead - f->grad_accum, f->grad_accum};
     static const char *const names[4] = {"inputs", "outputs", "temporaries", "grad_accumulation"};
     int best = 0;
     for (int i = 1; i < 4; i++)
         if (parts[i] > parts[best]) best = i;
-    return names[best];
+    return best == 2 && f->weights_only ? "weight_gradient_temporaries" : names[best];
 }
 
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
@@ -433,6 +437,10 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
             fprintf(stderr, "; its outputs set the floor, and it makes them all at once\n");
         else if (!strcmp(cause, "temporaries"))
             fprintf(stderr, "; the op's own temporaries set the floor, which recomputation cannot remove\n");
+        else if (!strcmp(cause, "weight_gradient_temporaries"))
+            fprintf(stderr, "; the op's own temporaries set the floor: it computes weight gradients only (no "
+                            "activation gradient), so they are the weight-gradient kernel's, which recomputation "
+                            "cannot remove\n");
         else
             fprintf(stderr, "; the weight-gradient accumulation sets the floor (the parameter is shared), which "
                             "recomputation cannot remove\n");
