@@ -160,6 +160,10 @@ struct Model {
     std::unordered_map<const Node *, torch::jit::Operation> ops;
     std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
     std::unordered_map<int, std::vector<at::Tensor>> block_output; // analysis-run data of each block's output
+    // A copy's place for each BatchNorm-like node's running statistics, made
+    // with the model (make_stat_shadows, exec_runtime.cpp): a recompute keeps
+    // their values there and puts them back, without allocating in the step.
+    std::unordered_map<const c10::TensorImpl *, at::Tensor> stat_shadow;
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
@@ -453,6 +457,11 @@ bool run_act_inplace(const Node *n, Stack &st);
 // on), as the autograd function that saves the indices and the input's shape
 // but not the input; false (st untouched) for any other node.
 bool run_pool_no_input(const Node *n, Stack &st);
+
+// M.stat_shadow: a tensor like each running statistic (arguments 3 and 4) of
+// the BatchNorm-like nodes in training mode whose statistics are the model's
+// own (static) tensors; called by load_model, before any step.
+void make_stat_shadows(Model &M);
 
 // ------------------------------------------------------ CD-graphs (exec_cdgraph.cpp)
 

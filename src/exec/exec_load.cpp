@@ -228,6 +228,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     }
     M.env.clear();
     M.st.analysis_peak = A.peak() - before;
+    make_stat_shadows(M);
 }
 
 std::vector<at::Tensor> params_of(Model &M) {

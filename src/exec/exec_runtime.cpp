@@ -134,13 +134,39 @@ IValue Runtime::materialize(const Value *v) {
 // BatchNorm-like nodes in training mode update their running statistics
 // (arguments 3 and 4, training flag 5) as a side effect the schema does not
 // declare.  The plain step does it once per forward: a recompute must not.
-static bool updates_running_stats(const Node *n, const Stack &st) {
+static bool updates_running_stats_kind(const Node *n) {
     static const std::set<std::string> kinds = {"aten::batch_norm", "aten::instance_norm",
                                                 "aten::native_batch_norm", "aten::_native_batch_norm_legit",
                                                 "aten::_batch_norm_impl_index", "aten::cudnn_batch_norm",
                                                 "aten::miopen_batch_norm"};
-    if (st.size() < 6 || !kinds.count(n->kind().toQualString())) return false;
+    return n->inputs().size() >= 6 && kinds.count(n->kind().toQualString());
+}
+static bool updates_running_stats(const Node *n, const Stack &st) {
+    if (st.size() < 6 || !updates_running_stats_kind(n)) return false;
     return st[5].isBool() && st[5].toBool();
+}
+
+// The copies a recompute keeps the running statistics' values in were
+// allocated in the step (2 × channels floats per BatchNorm, not in the
+// simulator's prediction: DenseNet-121's recomputed BatchNorms stepped up to
+// 7 680 B over it).  They are made once with the model instead, beside its
+// buffers (docs/exec.md, "BatchNorm recomputed").
+void make_stat_shadows(Model &M) {
+    for (const Group &G : M.groups)
+        for (const Node *n : G.prog) {
+            if (!updates_running_stats_kind(n)) continue;
+            auto flag = M.vi.find(n->input(5));
+            if (flag == M.vi.end() || flag->second.kind != VK::Static || !flag->second.sval.isBool() ||
+                !flag->second.sval.toBool())
+                continue;
+            for (int a : {3, 4}) {
+                auto it = M.vi.find(n->input(a));
+                if (it == M.vi.end() || it->second.kind != VK::Static || !it->second.sval.isTensor()) continue;
+                const at::Tensor &t = it->second.sval.toTensor();
+                if (t.defined() && !M.stat_shadow.count(t.unsafeGetTensorImpl()))
+                    M.stat_shadow.emplace(t.unsafeGetTensorImpl(), at::empty_like(t));
+            }
+        }
 }
 
 // A value inside group g's program: its own outputs and views of them come
@@ -169,7 +195,7 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
     bool restore_rng = G.nondet && (!live_rng || again);
     at::Tensor saved_rng;
     if (restore_rng) saved_rng = rng_get(M.cuda);
-    std::vector<std::pair<at::Tensor, at::Tensor>> stats; // running statistics, their values before a recompute
+    std::vector<std::pair<at::Tensor, at::Tensor>> stats; // running statistics, their values before a recompute (M.stat_shadow)
     std::unordered_map<const Value *, IValue> local;
     for (Node *n : G.prog) {
         Stack st;
@@ -177,8 +203,20 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
         if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
         if (again && updates_running_stats(n, st))
             for (int a : {3, 4})
-                if (st[a].isTensor() && st[a].toTensor().defined())
-                    stats.push_back({st[a].toTensor(), st[a].toTensor().clone()});
+                if (st[a].isTensor() && st[a].toTensor().defined()) {
+                    const at::Tensor &t = st[a].toTensor();
+                    bool kept = false; // a BatchNorm run twice in the program: its first values are kept
+                    for (auto &p : stats) kept = kept || p.first.unsafeGetTensorImpl() == t.unsafeGetTensorImpl();
+                    if (kept) continue;
+                    auto sh = M.stat_shadow.find(t.unsafeGetTensorImpl());
+                    if (sh == M.stat_shadow.end()) { // not the model's own tensor: a copy in the step
+                        stats.push_back({t, t.clone()});
+                        continue;
+                    }
+                    at::AutoDispatchBelowADInplaceOrView below; // bookkeeping: no version bump
+                    sh->second.copy_(t);
+                    stats.push_back({t, sh->second});
+                }
         auto r = M.rng_state.find(n);
         if (r != M.rng_state.end()) {
             if (!live_rng) {
@@ -477,6 +515,10 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
     for (size_t k = 0; k < S.p.size(); k++) {
         Part &P = S.p[k];
         if (!G.out_rg[k] || !P.proxy.defined() || !P.proxy.grad_fn()) continue;
+        // An output nothing reads (an LM's LSTM h and c) gets no gradient in a
+        // step, and its kernel then makes zeros for it (oneDNN's LSTM backward:
+        // 2 x batch x hidden floats): the measurement gives it none either.
+        if (ones && G.outs.size() > 1 && k < G.outs.size() && G.outs[k]->uses().empty()) continue;
         at::Tensor gr = ones ? ones_as_received(P) : P.leaf.grad();
         if (G.stack_reader >= 0) { // the stack's strided piece, as it is (exec_pieces.cpp)
             auto it = stack_grad.find(g);

@@ -206,6 +206,21 @@ class NormThenPermutedPool(nn.Module):
         return self.head(F.adaptive_avg_pool2d(y.permute(0, 3, 1, 2), 1).flatten(1))
 
 
+class BNStack(nn.Module):
+    """Convolution + BatchNorm + ReLU, three times: at the smallest budget
+    the schedule recomputes BatchNorms, whose running statistics are kept and
+    put back around the recompute (in copies made with the model)."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(*[nn.Sequential(nn.Conv2d(3 if i == 0 else 16, 16, 3, padding=1),
+                                                  nn.BatchNorm2d(16), nn.ReLU()) for i in range(3)])
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(self.body(x).mean((2, 3)))
+
+
 class Net(nn.Module):
     def __init__(self, attn):
         super().__init__()
@@ -357,6 +372,36 @@ class TestKeepLePlainPieces(unittest.TestCase):
         p = rk("run", name + ".pt", bad + ".rks", "--chain", bad, "--input-file", name + ".inputs.pt")
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("another class than this model's", p.stderr)
+
+    def test_batchnorm_recompute_in_place(self):
+        # the smallest rockmate schedule recomputes BatchNorms: no op above its
+        # prediction (the statistics' copies were 2 x 16 floats each, in the
+        # step), gradients equal, one training step's buffers equal
+        torch.manual_seed(8)
+        self.check("bnstack", None, x=torch.randn(4, 3, 16, 16), model=BNStack(), piece=None)
+        name = os.path.join(TMP, "bnstack")
+        rks = name + ".rkg.floor.rks"
+        with open(rks) as f:
+            sched = json.load(f)
+        log = name + ".tsv"
+        rk("run", name + ".pt", rks, "--chain", name + ".rkg", "--input-file", name + ".inputs.pt", "--iters", "1",
+           "--json", "--memory-log", log, check=0)
+        with open(log) as f:
+            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        ran = {}
+        for r in rows:
+            if r[1] == "run" and "batch_norm" in r[3] and r[3].startswith("f"):
+                ran[(r[2], r[3])] = ran.get((r[2], r[3]), 0) + 1
+        self.assertTrue(any(v > 1 for v in ran.values()), ("no BatchNorm recomputed", ran, sched.get("ops", [])[:3]))
+        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
+        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        hashes = []
+        for extra in ([rks], ["--plain"]):
+            p = rk("train", name + ".pt", *extra, "--chain", name + ".rkg", "--steps", "1", "--json", "--quiet",
+                   check=0)
+            hashes.append(json.loads(p.stdout.strip().splitlines()[-1]))
+        self.assertEqual(hashes[0]["params_hash"], hashes[1]["params_hash"])
+        self.assertEqual(hashes[0]["buffers_hash"], hashes[1]["buffers_hash"])
 
 
 if __name__ == "__main__":
