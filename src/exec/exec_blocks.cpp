@@ -216,7 +216,11 @@ void classify_blocks(Model &M) {
         if (b == 0) s << "first;";
         else { // the input's bytes: equal bodies may read inputs of other sizes (a node with several outputs)
             const Group &I = M.groups[M.order[M.block_end[b - 1] - 1]];
-            s << "in" << I.bytes << "/" << I.grad_bytes << ";";
+            // whether the input's leaf may share a gradient (share_grad): else an
+            // add's gradient is copied there, one activation more in the step
+            // (resnet18's second layer1 block, after a multi-op block, measured
+            // on the first, after the max pool: 589 824 B over its prediction)
+            s << "in" << I.bytes << "/" << I.grad_bytes << (may_share_grad(I) ? "s" : "") << ";";
         }
         for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
             const Group &G = M.groups[M.order[i]];

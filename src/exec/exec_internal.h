@@ -451,6 +451,12 @@ GradDonation &grad_donation();
 // untouched) for any other node.
 bool run_act_inplace(const Node *n, Stack &st);
 
+// Whether group g's leaf may take a gradient another leaf holds too (an
+// add's backward hands both inputs one tensor: exec_runtime.cpp, share_grad):
+// one-op groups only.  A block's input group decides whether its first
+// backward's gradient is copied, so it is part of the block's class.
+bool may_share_grad(const Group &G);
+
 // ------------------------------------------------------ pooling without its input (exec_pool_grad.cpp)
 
 // Run n, `max_pool2d` or `avg_pool2d` on a tensor requiring grad (grad mode

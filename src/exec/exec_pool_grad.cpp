@@ -26,8 +26,6 @@ namespace rkx {
 
 namespace {
 
-enum PoolKind : int64_t { POOL_MAX, POOL_AVG };
-
 std::vector<int64_t> int_list(const IValue &v) { return v.toIntVector(); }
 
 // The input gradient's tensor, allocated as the structured kernel's meta
@@ -109,8 +107,9 @@ struct AvgPool2dNoInput : torch::autograd::Function<AvgPool2dNoInput> {
 } // namespace
 
 bool run_pool_no_input(const Node *n, Stack &st) {
-    const std::string kind = n->kind().toQualString();
-    const bool is_max = kind == "aten::max_pool2d", is_avg = kind == "aten::avg_pool2d";
+    static const c10::Symbol max_pool = c10::Symbol::fromQualString("aten::max_pool2d"),
+                             avg_pool = c10::Symbol::fromQualString("aten::avg_pool2d");
+    const bool is_max = n->kind() == max_pool, is_avg = n->kind() == avg_pool;
     if ((!is_max && !is_avg) || !at::GradMode::is_enabled()) return false;
     if (st.size() != (is_max ? 6u : 7u) || !st[0].isTensor()) return false;
     const size_t first_bool = is_max ? 5 : 4; // int lists before it, bools from it to 6

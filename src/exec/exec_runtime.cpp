@@ -387,7 +387,7 @@ static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
 // writes its backward's result into the group's incoming gradient when
 // nothing else holds it (exec_act_grad.cpp), which the tracer measured so;
 // a shared gradient would make it allocate one more.
-static bool may_share_grad(const Group &G) {
+bool may_share_grad(const Group &G) {
     return G.main && G.prog.back() == G.main && G.outs.size() == 1 && G.clone_arg < 0 && G.pieces.empty() &&
            G.stack_reader < 0;
 }

@@ -221,6 +221,37 @@ class BNStack(nn.Module):
         return self.fc(self.body(x).mean((2, 3)))
 
 
+class Basic(nn.Module):
+    """torchvision's BasicBlock: its last node is BatchNorm + add_ + relu_."""
+
+    def __init__(self, c=16):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.b1, self.b2 = nn.BatchNorm2d(c), nn.BatchNorm2d(c)
+        self.relu = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        out = self.b2(self.c2(self.relu(self.b1(self.c1(x)))))
+        out += x
+        return self.relu(out)
+
+
+class TwoBasics(nn.Module):
+    """A max pool, then two equal BasicBlocks (ResNet's layer1): the first
+    block's input is the pool's (a one-op node, whose leaf shares the add's
+    gradient), the second's the first block's BatchNorm + add_ + relu_ (whose
+    leaf copies it): one class each."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 3, padding=1)
+        self.l1, self.l2 = Basic(), Basic()
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        return self.fc(self.l2(self.l1(F.max_pool2d(self.stem(x), 2))).mean((2, 3)))
+
+
 class Net(nn.Module):
     def __init__(self, attn):
         super().__init__()
@@ -402,6 +433,26 @@ class TestKeepLePlainPieces(unittest.TestCase):
             hashes.append(json.loads(p.stdout.strip().splitlines()[-1]))
         self.assertEqual(hashes[0]["params_hash"], hashes[1]["params_hash"])
         self.assertEqual(hashes[0]["buffers_hash"], hashes[1]["buffers_hash"])
+
+    def test_class_split_by_input_sharing(self):
+        # no op above its prediction: the second block's backward was measured
+        # on the first's, whose input leaf shares the add's gradient
+        torch.manual_seed(9)
+        self.check("basics", None, x=torch.randn(4, 3, 16, 16), model=TwoBasics(), piece=None)
+        name = os.path.join(TMP, "basics")
+        with open(name + ".rkg") as f:
+            chain = json.load(f)
+        adds = [b["class"] for b in chain["blocks"]
+                if sum(c["kind"] == "fwd" for c in chain["classes"][b["class"]]["compute"]) >= 4]
+        self.assertEqual(len(adds), 2, chain["blocks"])
+        self.assertNotEqual(adds[0], adds[1])
+        log = name + ".tsv"
+        rk("run", name + ".pt", name + ".rkg.none.rks", "--chain", name + ".rkg", "--input-file",
+           name + ".inputs.pt", "--iters", "1", "--json", "--memory-log", log, check=0)
+        with open(log) as f:
+            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
+        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
 
 
 if __name__ == "__main__":
