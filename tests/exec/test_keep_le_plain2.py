@@ -264,6 +264,20 @@ class Net(nn.Module):
 
 
 class TestKeepLePlainPieces(unittest.TestCase):
+    def memory_log(self, name, rks=None):
+        """`run --memory-log` of the model `name` (in TMP) with schedule rks (keep-all by
+        default): the log's rows, after checking that no op steps more than 64 B
+        over its prediction."""
+        name = os.path.join(TMP, name)
+        log = name + ".tsv"
+        rk("run", name + ".pt", rks or name + ".rkg.none.rks", "--chain", name + ".rkg", "--input-file",
+           name + ".inputs.pt", "--iters", "1", "--json", "--memory-log", log, check=0)
+        with open(log) as f:
+            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
+        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        return rows
+
     def check(self, name, attn, x=None, model=None, piece='_linear_p2"', le_plain=True, slack=0):
         torch.manual_seed(0)
         path = os.path.join(TMP, name + ".pt")
@@ -304,15 +318,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
         self.check("swinv2", SwinV2Attention, piece='_linear_p1"')
         # op by op, no step above its prediction: the norm's backward, second to give the
         # piece a gradient, holds two piece-sized buffers (it was 16 384 B above)
-        name = os.path.join(TMP, "swinv2")
-        rkg = name + ".rkg"
-        log = name + ".tsv"
-        p = rk("run", name + ".pt", rkg + ".none.rks", "--chain", rkg, "--input-file", name + ".inputs.pt", "--iters",
-               "1", "--json", "--memory-log", log, check=0)
-        with open(log) as f:
-            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
-        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
-        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        self.memory_log("swinv2")
 
     def test_transposed_gradient_kept(self):
         # keep-all no more than the plain step (0.982), predicted exactly
@@ -384,13 +390,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
                  if any(c["name"].endswith("layer_norm") for c in chain["classes"][b["class"]]["compute"])]
         self.assertEqual(len(norms), 2, chain["blocks"])
         self.assertNotEqual(norms[0], norms[1])
-        log = name + ".tsv"
-        rk("run", name + ".pt", name + ".rkg.none.rks", "--chain", name + ".rkg", "--input-file",
-           name + ".inputs.pt", "--iters", "1", "--json", "--memory-log", log, check=0)
-        with open(log) as f:
-            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
-        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
-        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        self.memory_log("normpool")
         # `run` adopts the chain's finer classes, never a chain whose class
         # holds blocks of two bodies: l2's Linear block (the block after the
         # first norm's, of the same sizes) put in the first norm's class
@@ -414,18 +414,12 @@ class TestKeepLePlainPieces(unittest.TestCase):
         rks = name + ".rkg.floor.rks"
         with open(rks) as f:
             sched = json.load(f)
-        log = name + ".tsv"
-        rk("run", name + ".pt", rks, "--chain", name + ".rkg", "--input-file", name + ".inputs.pt", "--iters", "1",
-           "--json", "--memory-log", log, check=0)
-        with open(log) as f:
-            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
+        rows = self.memory_log("bnstack", rks)
         ran = {}
         for r in rows:
             if r[1] == "run" and "batch_norm" in r[3] and r[3].startswith("f"):
                 ran[(r[2], r[3])] = ran.get((r[2], r[3]), 0) + 1
         self.assertTrue(any(v > 1 for v in ran.values()), ("no BatchNorm recomputed", ran, sched.get("ops", [])[:3]))
-        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
-        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
         hashes = []
         for extra in ([rks], ["--plain"]):
             p = rk("train", name + ".pt", *extra, "--chain", name + ".rkg", "--steps", "1", "--json", "--quiet",
@@ -446,13 +440,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
                 if sum(c["kind"] == "fwd" for c in chain["classes"][b["class"]]["compute"]) >= 4]
         self.assertEqual(len(adds), 2, chain["blocks"])
         self.assertNotEqual(adds[0], adds[1])
-        log = name + ".tsv"
-        rk("run", name + ".pt", name + ".rkg.none.rks", "--chain", name + ".rkg", "--input-file",
-           name + ".inputs.pt", "--iters", "1", "--json", "--memory-log", log, check=0)
-        with open(log) as f:
-            rows = [x.rstrip("\n").split("\t") for x in f if not x.startswith("#")][1:]
-        over = max(rows, key=lambda x: int(x[5]) - int(x[4]))
-        self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
+        self.memory_log("basics")
 
 
 if __name__ == "__main__":
