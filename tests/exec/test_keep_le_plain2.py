@@ -264,6 +264,13 @@ class Net(nn.Module):
 
 
 class TestKeepLePlainPieces(unittest.TestCase):
+    def block_classes(self, name, node_test):
+        """The classes of the chain `name` (in TMP) of the blocks whose class's compute
+        nodes pass node_test (a function of the list), in block order."""
+        with open(os.path.join(TMP, name + ".rkg")) as f:
+            chain = json.load(f)
+        return [b["class"] for b in chain["blocks"] if node_test(chain["classes"][b["class"]]["compute"])], chain
+
     def memory_log(self, name, rks=None):
         """`run --memory-log` of the model `name` (in TMP) with schedule rks (keep-all by
         default): the log's rows, after checking that no op steps more than 64 B
@@ -384,10 +391,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
         torch.manual_seed(7)
         self.check("normpool", None, x=torch.randn(4, 3, 3, 64), model=NormThenPermutedPool(), piece=None)
         name = os.path.join(TMP, "normpool")
-        with open(name + ".rkg") as f:
-            chain = json.load(f)
-        norms = [b["class"] for b in chain["blocks"]
-                 if any(c["name"].endswith("layer_norm") for c in chain["classes"][b["class"]]["compute"])]
+        norms, chain = self.block_classes("normpool", lambda cs: any(c["name"].endswith("layer_norm") for c in cs))
         self.assertEqual(len(norms), 2, chain["blocks"])
         self.assertNotEqual(norms[0], norms[1])
         self.memory_log("normpool")
@@ -433,11 +437,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
         # on the first's, whose input leaf shares the add's gradient
         torch.manual_seed(9)
         self.check("basics", None, x=torch.randn(4, 3, 16, 16), model=TwoBasics(), piece=None)
-        name = os.path.join(TMP, "basics")
-        with open(name + ".rkg") as f:
-            chain = json.load(f)
-        adds = [b["class"] for b in chain["blocks"]
-                if sum(c["kind"] == "fwd" for c in chain["classes"][b["class"]]["compute"]) >= 4]
+        adds, chain = self.block_classes("basics", lambda cs: sum(c["kind"] == "fwd" for c in cs) >= 4)
         self.assertEqual(len(adds), 2, chain["blocks"])
         self.assertNotEqual(adds[0], adds[1])
         self.memory_log("basics")
