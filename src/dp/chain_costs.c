@@ -145,6 +145,15 @@ rk_status rk_dp_costs_check(const rk_dp_costs *c, rk_error *err) {
                 return rk_fail(err, RK_EINPUT, "costs: class %d option %d has peaks below what they include", k, o);
             if (x->bwd_peak_drop < 0 || x->bwd_peak_drop > x->bwd_peak)
                 return rk_fail(err, RK_EINPUT, "costs: class %d option %d: bwd_peak_drop must be in [0, bwd_peak]", k, o);
+            if (x->in_unread < 0 || x->in_unread > 1 || x->out_unread < 0 || x->out_unread > 1 ||
+                (x->in_unread && (o == 0 || x->bwd_peak_drop <= 0)))
+                return rk_fail(err, RK_EINPUT, "costs: class %d option %d: in_unread and out_unread are 0 or 1 "
+                               "(in_unread with a measured bwd_peak_drop)", k, o);
+            if (x->out_unread && (o == 0 || !cc->out_rebuilt || x->bwd_peak_noout <= 0 ||
+                                  x->bwd_peak_noout > x->bwd_peak || x->bwd_peak_drop_noout <= 0 ||
+                                  x->bwd_peak_drop_noout > x->bwd_peak_noout))
+                return rk_fail(err, RK_EINPUT, "costs: class %d option %d: out_unread needs 0 < bwd_peak_drop_noout <= "
+                               "bwd_peak_noout <= bwd_peak", k, o);
             if (o == 0 && x->saved != 0)
                 return rk_fail(err, RK_EINPUT, "costs: class %d option 0 must keep nothing but the output", k);
         }
@@ -187,6 +196,81 @@ rk_status dp_bwd_drop_input(const rk_graph *g, const rk_option *opt, rk_op **ops
     *ops = v;
     *n = k;
     return RK_OK;
+}
+
+/* Whether a bwd op of opt runs a node that reads d really or makes it;
+ * whether one forgets it. */
+static int bwd_reads(const rk_graph *g, const rk_option *opt, int d) {
+    for (int i = 0; i < opt->n_bwd; i++) {
+        const rk_op *o = &opt->bwd[i];
+        if (o->kind != RK_OP_RUN) continue;
+        const rk_cnode *c = &g->c[o->node];
+        for (int q = 0; q < c->n_uses; q++)
+            if (c->uses[q].data == d && c->uses[q].kind != RK_EDGE_FAKE) return 1;
+        for (int q = 0; q < c->n_outs; q++)
+            if (c->outs[q] == d) return 1;
+    }
+    return 0;
+}
+static int bwd_forgets(const rk_option *opt, int d) {
+    for (int i = 0; i < opt->n_bwd; i++)
+        if (opt->bwd[i].kind == RK_OP_FORGET && opt->bwd[i].node == d) return 1;
+    return 0;
+}
+
+rk_status dp_bwd_ops(const rk_graph *g, const rk_option *opt, int in_mode, int out_absent, rk_op **ops, int *n,
+                     rk_error *err) {
+    rk_op *v = NULL;
+    int k = 0;
+    rk_status r;
+    if (in_mode == 1) {
+        if ((r = dp_bwd_drop_input(g, opt, &v, &k, err))) return r;
+        if (!v) return rk_fail(err, RK_EFAIL, "internal: the block's backward cannot drop its input");
+    } else {
+        v = malloc(((size_t)opt->n_bwd + 1) * sizeof *v);
+        if (!v) return rk_fail(err, RK_ENOMEM, "out of memory");
+        memcpy(v, opt->bwd, (size_t)opt->n_bwd * sizeof *v);
+        k = opt->n_bwd;
+    }
+    if (out_absent) {
+        int j = 0;
+        for (int i = 0; i < k; i++)
+            if (!(v[i].kind == RK_OP_FORGET && v[i].node == g->output)) v[j++] = v[i];
+        k = j;
+    }
+    *ops = v;
+    *n = k;
+    return RK_OK;
+}
+
+/* The peak of opt's backward (dp_bwd_ops) after its forward and the loss,
+ * with the input absent (in_mode 2) and / or the output absent. */
+static rk_status measure_bwd(const rk_graph *g, const rk_option *opt, int in_mode, int out_absent, const char *where,
+                             int64_t *peak, rk_error *err) {
+    rk_op *v;
+    int n;
+    rk_status r = dp_bwd_ops(g, opt, in_mode, out_absent, &v, &n, err);
+    if (r) return r;
+    rk_block_state st;
+    if (rk_block_state_init(&st, g)) {
+        free(v);
+        return rk_fail(err, RK_ENOMEM, "out of memory");
+    }
+    rk_op loss = {RK_OP_RUN, 0, g->loss, -1};
+    if (!(r = rk_block_replay(g, &st, opt->fwd, opt->n_fwd, where, err)) &&
+        !(r = rk_block_replay(g, &st, &loss, 1, where, err))) {
+        int gone[2] = {in_mode == 2 ? g->inputs[0] : -1, out_absent ? g->output : -1};
+        for (int i = 0; i < 2; i++)
+            if (gone[i] >= 0 && st.present[gone[i]]) {
+                st.present[gone[i]] = 0;
+                st.live -= g->d[gone[i]].size;
+            }
+        rk_block_state_reset_peak(&st);
+        if (!(r = rk_block_replay(g, &st, v, n, where, err))) *peak = st.peak;
+    }
+    free(v);
+    rk_block_state_free(&st);
+    return r;
 }
 
 /* Replay one option: fwd from the inputs (fwd_peak, saved), loss, bwd;
@@ -258,6 +342,22 @@ static rk_status measure_option(const rk_graph *g, int cls, int oi, const rk_opt
             rk_block_state_free(&st);
             if (r) return r;
         }
+    }
+    if (oi > 0) { /* the input or the output read for their shapes only */
+        int in = g->n_inputs == 1 ? g->inputs[0] : -1, out = g->output;
+        x->in_unread = in >= 0 && !is_input(g, out) && !bwd_reads(g, opt, in) && !bwd_forgets(opt, in);
+        x->out_unread = !is_input(g, out) && !bwd_reads(g, opt, out);
+        if (x->in_unread && (r = measure_bwd(g, opt, 2, 0, where, &x->bwd_peak_drop, err))) return r;
+        if (x->out_unread) {
+            if ((r = measure_bwd(g, opt, 0, 1, where, &x->bwd_peak_noout, err))) return r;
+            x->bwd_peak_drop_noout = x->bwd_peak_noout;
+            if (x->in_unread) r = measure_bwd(g, opt, 2, 1, where, &x->bwd_peak_drop_noout, err);
+            else if (x->bwd_peak_drop < x->bwd_peak) r = measure_bwd(g, opt, 1, 1, where, &x->bwd_peak_drop_noout, err);
+            if (r) return r;
+            if (x->bwd_peak_drop_noout > x->bwd_peak_noout) x->bwd_peak_drop_noout = x->bwd_peak_noout;
+            if (x->bwd_peak_drop_noout <= 0) x->out_unread = 0; /* nothing held at all: nothing to gain */
+        }
+        if (x->bwd_peak_drop <= 0) x->in_unread = 0;
     }
     /* forward again with the output already in memory */
     if (rk_block_state_init(&st, g)) return rk_fail(err, RK_ENOMEM, "out of memory");

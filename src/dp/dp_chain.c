@@ -56,12 +56,12 @@ rk_status dp_need_table(const dp_chain *d, int64_t u, int64_t *need, rk_error *e
                         if (v < best) best = v;
                     }
                 } else {
-                    int64_t sub = need[(s + 1) * W + t];
-                    if (sub < DP_NEED_INF)
-                        for (int o = 1; o < nopt; o++) {
-                            int64_t v = dp_max(dp_case1_thr(d, s, t, o, u, f), dp_case1_shift(d, s, o, u) + sub);
-                            if (v < best) best = v;
-                        }
+                    for (int o = 1; o < nopt; o++) {
+                        int64_t sub = need[(size_t)dp_case1_sub_flag(d, s, o) * W * W + (s + 1) * W + t];
+                        if (sub >= DP_NEED_INF) continue;
+                        int64_t v = dp_max(dp_case1_thr(d, s, t, o, u, f), dp_case1_shift(d, s, o, u, f) + sub);
+                        if (v < best) best = v;
+                    }
                     int64_t chain = 0, sh2 = dp_ceil(d->act[s], u);
                     for (int i = s + 1; i < t; i++) {
                         chain = dp_chain_step(d, s, i - 1, chain);

@@ -17,6 +17,11 @@
  *   - case 1 (block s computed once, option o >= 1):
  *       fwd  G_t + fwd_peak(o) <= m;  rest Opt(s+1, t, m - a_s - saved(o));
  *       bwd  bwd_peak(o) <= m;  time fwd_time + bwd_time + Opt(s+1, t, .)
+ *       (a_s goes right after the forward when the caller frees it after
+ *       the subproblem and o's backward reads its shape only: in_unread; and
+ *       a_{s+1} goes with block s+1's backward when o's backward does not
+ *       read it: out_unread.  docs/rk-rotor.md, "Boundaries read for their
+ *       shape only")
  *   - case 2 (block s computed more than once, checkpoint at s < i < t):
  *       F0_s, ..., F0_{i-1} (each a_j, s < j < i, freed after use):
  *       G_t + fwd_peak(0) of s <= m, G_t + a_s + fwd_peak(0) of j <= m;
@@ -96,7 +101,19 @@ typedef struct {
     int64_t bwd_peak_drop; /* <= bwd_peak: the same when the block's input is
                             forgotten right after its last real use (the
                             caller frees it after the backward anyway:
-                            docs/rk-rotor.md); 0 = not measured (bwd_peak) */
+                            docs/rk-rotor.md); with in_unread, when it is
+                            absent from the start; 0 = not measured (bwd_peak) */
+    int in_unread;       /* 1: the backward reads the block's single input for
+                            its shape only: where the caller frees it right
+                            after the subproblem, it goes right after this
+                            forward instead (case 1; docs/rk-rotor.md) */
+    int out_unread;      /* 1: the backward neither reads the block's output
+                            (shape only) nor makes it: the next block's
+                            backward may free it (case 1's subproblem flag),
+                            and this backward runs without it */
+    int64_t bwd_peak_noout, bwd_peak_drop_noout; /* bwd_peak, bwd_peak_drop
+                            with the output absent (out_unread); 0 = not
+                            measured (then out_unread must be 0) */
     int64_t loss_peak;   /* absolute peak of the loss run after this fwd */
     double loss_time;
 } rk_dp_option_cost;

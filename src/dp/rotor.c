@@ -144,19 +144,19 @@ static void fill_row(const rk_dp_table *tb, int s, int e, int f, int32_t *ds) {
             relax_c(best + (a - lo), ds + (a - lo), dp_base_time(d, s, o), o, (int)(hi - a + 1));
         }
     } else {
-        int64_t n1 = tb_need(tb, s + 1, e, 0), h1 = tb_hi(tb, s + 1, e, 0);
-        if (n1 <= tb->M) {
-            const double *sub = tb_row(tb, s + 1, e, 0);
-            for (int o = 1; o < nopt; o++) {
-                int64_t sh = dp_case1_shift(d, s, o, u);
-                int64_t a = dp_max(dp_max(dp_case1_thr(d, s, e, o, u, f), sh + n1), lo);
-                if (a > hi) continue;
-                const rk_dp_option_cost *x = dp_opt(d, s, o);
-                double c = x->fwd_time + x->bwd_time;
-                int64_t p = dp_max(a - 1, dp_min(hi, h1 + sh)); /* last m reading sub directly */
-                if (p >= a) relax_v(best + (a - lo), ds + (a - lo), sub + (a - sh - n1), c, o, (int)(p - a + 1));
-                if (p < hi) relax_c(best + (p + 1 - lo), ds + (p + 1 - lo), c + sub[h1 - n1], o, (int)(hi - p));
-            }
+        for (int o = 1; o < nopt; o++) {
+            int g1 = dp_case1_sub_flag(d, s, o);
+            int64_t n1 = tb_need(tb, s + 1, e, g1), h1 = tb_hi(tb, s + 1, e, g1);
+            if (n1 > tb->M) continue;
+            const double *sub = tb_row(tb, s + 1, e, g1);
+            int64_t sh = dp_case1_shift(d, s, o, u, f);
+            int64_t a = dp_max(dp_max(dp_case1_thr(d, s, e, o, u, f), sh + n1), lo);
+            if (a > hi) continue;
+            const rk_dp_option_cost *x = dp_opt(d, s, o);
+            double c = x->fwd_time + x->bwd_time;
+            int64_t p = dp_max(a - 1, dp_min(hi, h1 + sh)); /* last m reading sub directly */
+            if (p >= a) relax_v(best + (a - lo), ds + (a - lo), sub + (a - sh - n1), c, o, (int)(p - a + 1));
+            if (p < hi) relax_c(best + (p + 1 - lo), ds + (p + 1 - lo), c + sub[h1 - n1], o, (int)(hi - p));
         }
         int64_t chain = 0, sh2 = dp_ceil(d->act[s], u);
         double pre = 0;
@@ -220,7 +220,8 @@ static void sat_table(const dp_chain *d, int64_t u, int64_t *sat) {
                 if (t == s + 1) sf[s * W + t] = dp_base_need(d, s, best, u, f);
                 else
                     sf[s * W + t] = dp_max(dp_case1_thr(d, s, t, best, u, f),
-                                           dp_case1_shift(d, s, best, u) + sat[(s + 1) * W + t]);
+                                           dp_case1_shift(d, s, best, u, f) +
+                                               sat[(size_t)dp_case1_sub_flag(d, s, best) * W * W + (s + 1) * W + t]);
             }
         }
 }
@@ -376,8 +377,8 @@ rk_status rk_dp_table_plan(const rk_dp_table *t, rk_dp_plan *p, rk_error *err) {
         if (code > 0) {
             if (e > s + 1) {
                 st[4 * top] = s + 1, st[4 * top + 1] = e;
-                st[4 * top + 2] = m - (int)dp_case1_shift(&t->d, s, code, u);
-                st[4 * top + 3] = 0;
+                st[4 * top + 2] = m - (int)dp_case1_shift(&t->d, s, code, u, f);
+                st[4 * top + 3] = dp_case1_sub_flag(&t->d, s, code);
                 top++;
             }
         } else {

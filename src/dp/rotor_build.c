@@ -72,26 +72,29 @@ static rk_status fwd(walk_ctx *w, int block, int o) {
 }
 
 /* drop: the caller frees the block's input right after; when that lowers
- * the backward's peak (dp_bwd_peak), its ops forget the input after its last
- * real use (dp_bwd_drop_input). */
-static rk_status bwd(walk_ctx *w, int block, int o, int drop) {
+ * the backward's peak or the input is read for its shape only
+ * (dp_bwd_drops), its ops forget the input after its last real use
+ * (dp_bwd_drop_input), or it is already gone (early: forgotten after the
+ * forward, dp_early_drop).  noout: the block's output is gone
+ * (dp_case1_sub_flag): the ops that forget it are left out. */
+static rk_status bwd(walk_ctx *w, int block, int o, int drop, int noout, int early) {
     rk_status r;
     w->time += dp_opt(w->d, block, o)->bwd_time;
-    w->dropped = 0;
+    int in_mode = early ? 2 : dp_bwd_drops(w->d, block, o, drop, noout) ? 1 : 0;
+    w->dropped = in_mode != 0;
     if (!w->sch) return RK_OK;
     const rk_option *op = option_of(w, block, o);
     if ((r = emit(w, RK_OP_MARK, block, RK_MARK_BWD_BEGIN, o))) return r;
-    if (dp_bwd_peak(w->d, block, o, drop) < dp_opt(w->d, block, o)->bwd_peak) {
-        rk_op *dv;
-        int dn;
-        if ((r = dp_bwd_drop_input(&w->ch->classes[w->ch->blocks[block].cls], op, &dv, &dn, w->err))) return r;
-        if (!dv) return rk_fail(w->err, RK_EFAIL, "internal: block %d's backward cannot drop its input", block);
-        r = emit_ops(w, block, dv, dn);
-        free(dv);
+    if (in_mode == 0 && !noout) {
+        if ((r = emit_ops(w, block, op->bwd, op->n_bwd))) return r;
+    } else {
+        rk_op *v;
+        int n;
+        if ((r = dp_bwd_ops(&w->ch->classes[w->ch->blocks[block].cls], op, in_mode, noout, &v, &n, w->err)))
+            return r;
+        r = emit_ops(w, block, v, n);
+        free(v);
         if (r) return r;
-        w->dropped = 1;
-    } else if ((r = emit_ops(w, block, op->bwd, op->n_bwd))) {
-        return r;
     }
     return emit(w, RK_OP_MARK, block, RK_MARK_BWD_END, o);
 }
@@ -109,6 +112,7 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X, int f) {
             return rk_fail(w->err, RK_EINPUT, "plan: subproblem (%d, %d) uses option %d; block %d has %d", s, t, code, s,
                            nopt);
         const rk_dp_option_cost *x = dp_opt(d, s, code);
+        int early = 0, noout = 0;
         if (t == s + 1) {
             at_most(w, X + (t < L ? dp_base_fwd(d, s, code) : x->fwd_peak));
             if ((r = fwd(w, s, code))) return r;
@@ -121,12 +125,24 @@ static rk_status walk(walk_ctx *w, int s, int t, int64_t X, int f) {
                 }
             }
         } else {
+            /* a_s goes right after the forward (early); a_{s+1} right after
+             * Opt(s+1, t) (noout: block s's backward does not read it) */
+            early = dp_early_drop(d, s, code, f);
+            noout = dp_case1_sub_flag(d, s, code);
             at_most(w, X + d->G[t] + x->fwd_peak);
             if ((r = fwd(w, s, code))) return r;
-            if ((r = walk(w, s + 1, t, X + d->act[s] + x->saved, 0))) return r;
+            if (early && w->sch) {
+                const rk_graph *g = &w->ch->classes[w->ch->blocks[s].cls];
+                if ((r = emit(w, RK_OP_FORGET, s, g->inputs[0], -1))) return r;
+            }
+            if ((r = walk(w, s + 1, t, X + (early ? 0 : d->act[s]) + x->saved, noout))) return r;
+            if (noout && w->sch && !w->dropped) {
+                const rk_graph *g = &w->ch->classes[w->ch->blocks[s].cls];
+                if ((r = emit(w, RK_OP_FORGET, s, g->output, -1))) return r;
+            }
         }
-        at_most(w, X + dp_bwd_peak(d, s, code, f));
-        return bwd(w, s, code, f);
+        at_most(w, X + dp_bwd_peak(d, s, code, f, noout));
+        return bwd(w, s, code, f, noout, early);
     }
     if (code == 0) return rk_fail(w->err, RK_EINPUT, "plan: no decision for subproblem (%d, %d)", s, t);
     int i = s - code;

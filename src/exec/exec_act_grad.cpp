@@ -1,19 +1,30 @@
 // exec_act_grad.cpp — in-place activations whose backward writes the new
-// gradient into the incoming one.  An in-place activation merged into its
-// owner's group (`relu_`, `hardtanh_` = ReLU6, `leaky_relu_`, `sigmoid_`,
-// `tanh_`) runs, in the executor, as a custom autograd function: the same
-// forward kernel, the result saved (as ReluBackward0 saves it; `hardtanh_`'s
-// HardtanhBackward0 saves a copy of its input, whose mask is the result's), and
-// a backward that calls the out= form of the plain backward kernel with out =
-// the incoming gradient when that gradient is donated (the group's root
-// gradient, which nothing outside autograd holds: Runtime::backward_consuming
-// checks the counts) and has the layout the plain kernel would give; the bytes
-// then move to a new tensor that only the engine holds, so they go as soon as
-// the next function consumed them.  Otherwise the plain kernel.  Same kernels,
-// same values bit for bit.  docs/exec.md, "Activation gradients in place".
+// gradient into the incoming one, and ReLU / ReLU6 that keep a mask instead of
+// their result.  An in-place activation merged into its owner's group (`relu_`,
+// `hardtanh_` = ReLU6, `leaky_relu_`, `sigmoid_`, `tanh_`) runs, in the
+// executor, as a custom autograd function: the same forward kernel, the result
+// saved (as ReluBackward0 saves it; `hardtanh_`'s HardtanhBackward0 saves a
+// copy of its input, whose mask is the result's), and a backward that calls
+// the out= form of the plain backward kernel with out = the incoming gradient
+// when that gradient is donated (the group's root gradient, which nothing
+// outside autograd holds: Runtime::backward_consuming checks the counts) and
+// has the layout the plain kernel would give; the bytes then move to a new
+// tensor that only the engine holds, so they go as soon as the next function
+// consumed them.  Otherwise the plain kernel.  Same kernels, same values bit
+// for bit.  docs/exec.md, "Activation gradients in place".
+//
+// ReLU and ReLU6 (`relu`, `relu_`, `relu6`, `hardtanh`, `hardtanh_`) whose result no
+// consumer's backward keeps (it only feeds 2-d pools, adds, cat, means, ...:
+// kept_by_no_consumer) save instead the one-byte mask of the elements their
+// backward zeroes (`y <= 0`; `y <= min || y >= max`), and their backward is
+// `masked_fill(dy, mask, 0)`: what threshold_backward / hardtanh_backward
+// compute from y, bit for bit, with a quarter of a float32 result's bytes
+// held.  docs/exec.md, "ReLU keeps a mask".
 #include <torch/script.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <c10/core/StorageImpl.h>
+
+#include <set>
 
 #include "exec_internal.h"
 
@@ -34,13 +45,13 @@ enum ActKind : int64_t { ACT_RELU, ACT_HARDTANH, ACT_LEAKY, ACT_SIGMOID, ACT_TAN
 // dy may be written: the donated gradient, dense, covering its whole storage
 // alone, in y's sizes, strides and dtype (so the out= kernel gives what the
 // plain one would, in the layout it would).
-bool may_write(const at::Tensor &dy, const at::Tensor &y) {
+bool may_write(const at::Tensor &dy, at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype,
+               at::Device device) {
     GradDonation &d = grad_donation();
     if (!d.impl || dy.unsafeGetTensorImpl() != d.impl) return false;
     if (!dy.has_storage() || dy.is_sparse() || dy.layout() != at::kStrided || dy.is_mkldnn()) return false;
     if (!dy.is_non_overlapping_and_dense() || dy.storage_offset() != 0) return false;
-    if (dy.sizes() != y.sizes() || dy.strides() != y.strides() || dy.scalar_type() != y.scalar_type() ||
-        dy.device() != y.device())
+    if (dy.sizes() != sizes || dy.strides() != strides || dy.scalar_type() != dtype || dy.device() != device)
         return false;
     const c10::Storage &s = dy.storage();
     return s.use_count() == 1 && s.data() != nullptr && (int64_t)s.nbytes() == dy.numel() * (int64_t)dy.element_size();
@@ -59,9 +70,46 @@ at::Tensor take_bytes(const at::Tensor &dy) {
     return dx;
 }
 
+// The elements of ReLU's (min 0) or ReLU6's (hardtanh: min a, max b) result
+// y whose gradient the plain backward kernel zeroes: threshold_backward's
+// `y <= 0`, hardtanh_backward's `y <= a || y >= b` (NaN in neither).
+at::Tensor zeroed_mask(const at::Tensor &y, int64_t kind, const c10::Scalar &a, const c10::Scalar &b) {
+    if (kind == ACT_RELU) return at::le(y, 0);
+    at::Tensor m = at::le(y, a);
+    m.logical_or_(at::ge(y, b));
+    return m;
+}
+
+// Save what the backward needs: y itself, or only its mask and layout.
+void save_result(torch::autograd::AutogradContext *ctx, const at::Tensor &y, int64_t kind, const c10::Scalar &a,
+                 const c10::Scalar &b, bool mask) {
+    ctx->saved_data["kind"] = kind;
+    ctx->saved_data["a"] = a;
+    ctx->saved_data["b"] = b;
+    ctx->saved_data["mask"] = mask;
+    ctx->saved_data["sizes"] = y.sizes().vec();
+    ctx->saved_data["strides"] = y.strides().vec();
+    ctx->saved_data["dtype"] = (int64_t)y.scalar_type();
+    ctx->save_for_backward({mask ? zeroed_mask(y, kind, a, b) : y});
+}
+
+// The backward from the saved mask: dy with the masked elements set to +0,
+// as threshold_backward / hardtanh_backward give them; written into dy when
+// it is donated (then moved to a new tensor), else a new tensor in the
+// layout TensorIterator gives the plain kernel (the mask has y's strides).
+at::Tensor masked_backward(torch::autograd::AutogradContext *ctx, const at::Tensor &dy, const at::Tensor &m) {
+    if (may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
+                  (at::ScalarType)ctx->saved_data["dtype"].toInt(), m.device())) {
+        at::Tensor out = dy;
+        out.masked_fill_(m, 0);
+        return take_bytes(dy);
+    }
+    return at::where(m, at::zeros({}, dy.options()), dy);
+}
+
 struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
     static at::Tensor forward(torch::autograd::AutogradContext *ctx, at::Tensor x, int64_t kind, c10::Scalar a,
-                              c10::Scalar b) {
+                              c10::Scalar b, bool mask) {
         switch (kind) {
         case ACT_RELU: at::relu_(x); break;
         case ACT_HARDTANH: at::hardtanh_(x, a, b); break;
@@ -70,10 +118,7 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
         default: at::tanh_(x); break;
         }
         ctx->mark_dirty({x});
-        ctx->save_for_backward({x});
-        ctx->saved_data["kind"] = kind;
-        ctx->saved_data["a"] = a;
-        ctx->saved_data["b"] = b;
+        save_result(ctx, x, kind, a, b, mask);
         return x;
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
@@ -83,7 +128,9 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
         int64_t kind = ctx->saved_data["kind"].toInt();
         c10::Scalar a = ctx->saved_data["a"].toScalar(), b = ctx->saved_data["b"].toScalar();
         at::Tensor dx;
-        if (dy.defined() && may_write(dy, y)) {
+        if (dy.defined() && ctx->saved_data["mask"].toBool()) {
+            dx = masked_backward(ctx, dy, y);
+        } else if (dy.defined() && may_write(dy, y.sizes(), y.strides(), y.scalar_type(), y.device())) {
             at::Tensor out = dy; // out= aliases the incoming gradient fully (TensorIterator allows it)
             switch (kind) {
             case ACT_RELU: at::threshold_backward_out(out, dy, y, 0); break;
@@ -102,9 +149,70 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
             default: dx = at::tanh_backward(dy, y); break;
             }
         }
+        return {dx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    }
+};
+
+// Out-of-place ReLU / ReLU6 keeping the mask of its result (only built when
+// no consumer keeps the result: run_act_mask).
+struct ActMask : torch::autograd::Function<ActMask> {
+    static at::Tensor forward(torch::autograd::AutogradContext *ctx, at::Tensor x, int64_t kind, c10::Scalar a,
+                              c10::Scalar b) {
+        at::Tensor y = kind == ACT_RELU ? at::relu(x) : at::hardtanh(x, a, b);
+        save_result(ctx, y, kind, a, b, true);
+        return y;
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list go) {
+        at::Tensor dx;
+        if (go[0].defined()) dx = at::where(ctx->get_saved_variables()[0], at::zeros({}, go[0].options()), go[0]);
         return {dx, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
+
+// Whether no consumer's backward keeps v's bytes: every use (through
+// reshapes and a dropout that may return v itself) is a 2-d pool (run as
+// exec_pool_grad.cpp's functions: indices and shape only), an add or sub
+// (nothing saved), a mean or sum (sizes only), a dropout in training (its
+// mask only), or a cat / stack of a list.
+// A model output, an unused value or any other consumer: false.
+bool kept_by_no_consumer(const Value *v, int depth) {
+    static const std::set<std::string> saves_none = {"aten::max_pool2d", "aten::avg_pool2d", "aten::add",
+                                                     "aten::sub", "aten::mean", "aten::sum"};
+    static const std::set<std::string> passes = {"aten::flatten", "aten::view",    "aten::reshape",
+                                                 "aten::squeeze", "aten::unsqueeze", "aten::dropout"};
+    if (depth > 16 || v->uses().empty()) return false;
+    for (const torch::jit::Use &u : v->uses()) {
+        const std::string k = u.user->kind().toQualString();
+        if (saves_none.count(k) && (u.offset == 0 || (u.offset == 1 && (k == "aten::add" || k == "aten::sub"))))
+            continue;
+        // dropout in training (a constant true): a new tensor, only its mask saved
+        if (k == "aten::dropout" && u.offset == 0 && u.user->inputs().size() == 3) {
+            c10::optional<IValue> train = torch::jit::toIValue(u.user->input(2));
+            if (train && train->isBool() && train->toBool()) continue;
+        }
+        if (passes.count(k) && u.offset == 0 && u.user->outputs().size() == 1 &&
+            kept_by_no_consumer(u.user->output(), depth + 1))
+            continue;
+        if (k == "prim::ListConstruct" && u.user->outputs().size() == 1 && !u.user->output()->uses().empty()) {
+            bool joined = true;
+            for (const torch::jit::Use &w : u.user->output()->uses()) {
+                const std::string j = w.user->kind().toQualString();
+                joined = joined && w.offset == 0 && (j == "aten::cat" || j == "aten::stack");
+            }
+            if (joined) continue;
+        }
+        return false;
+    }
+    return true;
+}
+
+// Whether ReLU's or ReLU6's result may be kept as a mask: a floating, strided
+// tensor, and no consumer of the result keeps it.
+bool may_keep_mask(const Node *n, int64_t kind, const at::Tensor &x) {
+    return (kind == ACT_RELU || kind == ACT_HARDTANH) && x.is_floating_point() && x.layout() == at::kStrided &&
+           !x.is_mkldnn() && n->outputs().size() == 1 && kept_by_no_consumer(n->output(), 0);
+}
 
 } // namespace
 
@@ -125,7 +233,39 @@ bool run_act_inplace(const Node *n, Stack &st) {
         x.layout() != at::kStrided || x.is_mkldnn() || x.is_complex())
         return false;
     c10::Scalar a = nargs > 1 ? st[1].toScalar() : c10::Scalar(0), b = nargs > 2 ? st[2].toScalar() : c10::Scalar(0);
-    at::Tensor y = ActGradInPlace::apply(x, (int64_t)it->second, a, b);
+    // The mask only when the input is this op's alone (an in-place op's
+    // input value read elsewhere would see the result).
+    bool mask = n->input(0)->uses().size() == 1 && may_keep_mask(n, it->second, x);
+    at::Tensor y = ActGradInPlace::apply(x, (int64_t)it->second, a, b, mask);
+    st.clear();
+    st.push_back(y);
+    return true;
+}
+
+bool act_keeps_mask(const Node *n) {
+    const std::string k = n->kind().toQualString();
+    if (k == "aten::relu_" || k == "aten::hardtanh_")
+        return n->inputs().size() > 0 && n->input(0)->uses().size() == 1 && n->outputs().size() == 1 &&
+               kept_by_no_consumer(n->output(), 0);
+    return (k == "aten::relu" || k == "aten::relu6" || k == "aten::hardtanh") && n->outputs().size() == 1 &&
+           kept_by_no_consumer(n->output(), 0);
+}
+
+bool run_act_mask(const Node *n, Stack &st) {
+    // relu6 is hardtanh(x, 0, 6) (its composite implementation calls it)
+    static const c10::Symbol relu = c10::Symbol::fromQualString("aten::relu"),
+                             relu6 = c10::Symbol::fromQualString("aten::relu6"),
+                             hardtanh = c10::Symbol::fromQualString("aten::hardtanh");
+    const bool is_relu = n->kind() == relu, is_relu6 = n->kind() == relu6;
+    if ((!is_relu && !is_relu6 && n->kind() != hardtanh) || !at::GradMode::is_enabled()) return false;
+    if (st.size() != (is_relu || is_relu6 ? 1u : 3u) || !st[0].isTensor()) return false;
+    if (st.size() == 3 && (!st[1].isScalar() || !st[2].isScalar())) return false;
+    const at::Tensor &x = st[0].toTensor();
+    int64_t kind = is_relu ? ACT_RELU : ACT_HARDTANH;
+    if (!x.defined() || !x.requires_grad() || x.is_complex() || !may_keep_mask(n, kind, x)) return false;
+    c10::Scalar a = st.size() == 3 ? st[1].toScalar() : c10::Scalar(0),
+                b = st.size() == 3 ? st[2].toScalar() : c10::Scalar(is_relu6 ? 6 : 0);
+    at::Tensor y = ActMask::apply(x, kind, a, b);
     st.clear();
     st.push_back(y);
     return true;

@@ -227,7 +227,9 @@ void classify_blocks(Model &M) {
             std::map<const Value *, int> local;
             s << "{" << G.rg << G.has_grad << c10::toString(G.dtype) << at::IntArrayRef(G.sizes);
             for (Node *n : G.prog) {
-                s << n->kind().toQualString() << "(";
+                // a ReLU keeping a mask (its result read by pools, adds, ...
+                // downstream only: exec_act_grad.cpp) holds other bytes
+                s << n->kind().toQualString() << (act_keeps_mask(n) ? "#mask" : "") << "(";
                 for (const Value *u : n->inputs()) s << value_text(M, u, (int)b, local) << ",";
                 s << ")";
                 for (const Value *o : n->outputs()) local.emplace(o, (int)local.size());

@@ -450,6 +450,16 @@ GradDonation &grad_donation();
 // autograd function whose backward writes into a donated gradient; false (st
 // untouched) for any other node.
 bool run_act_inplace(const Node *n, Stack &st);
+// Run n, an out-of-place `relu`, `relu6` or `hardtanh` on a tensor requiring
+// grad whose result no consumer's backward keeps, as the autograd function
+// that saves the one-byte mask of the elements its backward zeroes instead of
+// the result (run_act_inplace does the same for relu_ / hardtanh_); false (st
+// untouched) otherwise.
+bool run_act_mask(const Node *n, Stack &st);
+// Whether n is a ReLU / ReLU6 that keeps a mask where it runs on a tensor
+// requiring grad (its result kept by no consumer): a block's class text
+// names it, since equal bodies may differ in their consumers downstream.
+bool act_keeps_mask(const Node *n);
 
 // Whether group g's leaf may take a gradient another leaf holds too (an
 // add's backward hands both inputs one tensor: exec_runtime.cpp, share_grad):

@@ -540,6 +540,177 @@ START_TEST(test_output_rebuilt_input_dropped) {
 }
 END_TEST
 
+/* The boundary counts of one schedule: a block's input forgotten between its
+ * forward and the next op outside it (early), a backward that does not
+ * forget its block's output (it was gone before: noout). */
+static void count_unread(const rk_chain *ch, const rk_schedule *s, int *early, int *noout) {
+    int fwd_end = -1, in_bwd = -1, out_seen = 0;
+    for (int i = 0; i < s->n_ops; i++) {
+        const rk_op *op = &s->ops[i];
+        const rk_graph *g = &ch->classes[ch->blocks[op->block].cls];
+        if (op->kind == RK_OP_MARK && op->node == RK_MARK_FWD_END) fwd_end = op->block;
+        else if (op->kind == RK_OP_MARK) fwd_end = -1;
+        if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_BEGIN) in_bwd = op->block, out_seen = 0;
+        if (op->kind == RK_OP_FORGET && op->block == fwd_end && op->node == g->inputs[0]) (*early)++;
+        if (in_bwd == op->block && op->kind == RK_OP_FORGET && op->node == g->output) out_seen = 1;
+        if (op->kind == RK_OP_MARK && op->node == RK_MARK_BWD_END) {
+            if (!out_seen && op->block < ch->n_blocks - 1) (*noout)++;
+            in_bwd = -1;
+        }
+    }
+}
+
+/* Min memory of c with in_unread / out_unread as measured and with both off. */
+static void min_memory_on_off(rk_dp_costs *c, int64_t *now, int64_t *off) {
+    *now = rk_dp_min_memory(c);
+    int *flags = calloc(2 * 64 * (size_t)c->n_classes, sizeof *flags);
+    for (int q = 0; q < c->n_classes; q++)
+        for (int x = 0; x < c->classes[q].n_options && x < 64; x++) {
+            flags[128 * q + 2 * x] = c->classes[q].opt[x].in_unread;
+            flags[128 * q + 2 * x + 1] = c->classes[q].opt[x].out_unread;
+            c->classes[q].opt[x].in_unread = c->classes[q].opt[x].out_unread = 0;
+        }
+    *off = rk_dp_min_memory(c);
+    for (int q = 0; q < c->n_classes; q++)
+        for (int x = 0; x < c->classes[q].n_options && x < 64; x++) {
+            c->classes[q].opt[x].in_unread = flags[128 * q + 2 * x];
+            c->classes[q].opt[x].out_unread = flags[128 * q + 2 * x + 1];
+        }
+    free(flags);
+}
+
+START_TEST(test_unread_boundaries_freed_early) {
+    /* A block whose backward reads its input for its shape only forgets it
+     * right after its forward when the caller frees it after the subproblem
+     * anyway (in_unread, dp_early_drop); a block whose backward does not
+     * read its output lets the next block's backward free it and runs
+     * without it (out_unread, dp_case1_sub_flag).  On random chains (their
+     * ops read their input and output at random) both are measured; against
+     * the same costs with both off the smallest memory never grows and
+     * shrinks on some chains; schedules at the new smallest budget replay
+     * as predicted (solve_check) and forget some block's input between its
+     * forward and the next block's, and run some backward without its
+     * block's output. */
+    /* VGG's head: a convolution + ReLU keeping a mask (its backward reads
+     * the model input, not its 900 B output), a max pool keeping indices
+     * (reads neither its input nor its output), a convolution + ReLU
+     * (reads both), a Linear.  The pool's input may go right after the
+     * pool's forward, which no plan could do before. */
+    rk_op_spec c0 = {"conv1", 1, {-1}, 900, 225, 5, 9, 700, 600, 1, 0};
+    rk_op_spec c1 = {"pool", 1, {-1}, 225, 450, 1, 1, 0, 0, 0, 0};
+    rk_op_spec c2 = {"conv2", 1, {-1}, 450, 0, 4, 8, 300, 300, 1, 1};
+    rk_op_spec c3 = {"conv3", 1, {-1}, 450, 0, 4, 8, 300, 300, 1, 1};
+    rk_op_spec c4 = {"fc", 1, {-1}, 10, 0, 1, 2, 0, 0, 1, 0};
+    const rk_op_spec *specs[5] = {&c0, &c1, &c2, &c3, &c4};
+    int64_t in_size[5] = {100, 900, 225, 450, 450};
+    int cls_of[6] = {0, 1, 2, 3, 3, 4};
+    rk_chain hc;
+    rk_chain_init(&hc);
+    rk_error err;
+    for (int k = 0; k < 5; k++) {
+        rk_graph g;
+        ck_assert_int_eq(rk_graph_from_specs(&g, in_size[k], k > 0, specs[k], 1, &err), RK_OK);
+        ck_assert_int_ge(rk_chain_add_class(&hc, &g), 0);
+    }
+    for (int b = 0; b < 6; b++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "b%d", b);
+        ck_assert_int_ge(rk_chain_add_block(&hc, nm, cls_of[b]), 0);
+    }
+    ck_assert_int_eq(rk_chain_validate(&hc, "hand", &err), RK_OK);
+    {
+        rk_dp_options o;
+        rk_dp_costs c;
+        setup_chain(&hc, 0, &o, &c);
+        ck_assert_int_eq(c.classes[0].opt[1].out_unread, 1);
+        ck_assert_int_eq(c.classes[1].opt[1].in_unread, 1);
+        ck_assert_int_eq(c.classes[2].opt[1].in_unread + c.classes[2].opt[1].out_unread, 0);
+        int64_t now, off;
+        min_memory_on_off(&c, &now, &off);
+        ck_assert_int_lt(now, off);
+        rk_dp_params p;
+        params(&p, 500, 2, 0);
+        int64_t mb;
+        ck_assert_int_eq(rk_dp_min_budget(&c, 500, &mb, &err), RK_OK);
+        /* keep-all holds less too: the pool's input goes after its forward */
+        rk_dp_plan pl;
+        rk_dp_eval ev, ev_off;
+        ck_assert_int_eq(rk_dp_plan_keep_all(&c, &pl, &err), RK_OK);
+        ck_assert_int_eq(rk_dp_plan_evaluate(&c, &pl, &ev, &err), RK_OK);
+        c.classes[0].opt[c.classes[0].keep_all].out_unread = 0;
+        c.classes[1].opt[c.classes[1].keep_all].in_unread = 0;
+        ck_assert_int_eq(rk_dp_plan_evaluate(&c, &pl, &ev_off, &err), RK_OK);
+        c.classes[0].opt[c.classes[0].keep_all].out_unread = 1;
+        c.classes[1].opt[c.classes[1].keep_all].in_unread = 1;
+        ck_assert_int_lt(ev.peak, ev_off.peak);
+        rk_dp_plan_free(&pl);
+        /* from the smallest budget to keep-all's: schedules replay as
+         * predicted; the larger ones compute the pool once and forget its
+         * input right after its forward; some run conv1's backward
+         * without its output */
+        int early = 0, noout = 0;
+        for (int j = 0; j <= 4; j++) {
+            rk_dp_result res;
+            rk_sim_result sim;
+            rk_schedule s;
+            ck_assert(solve_check(&hc, &o, &c, RK_DP_ROCKMATE, mb + (ev.peak - mb) * j / 4, &p, &res, &sim, &s));
+            count_unread(&hc, &s, &early, &noout);
+            rk_schedule_free(&s);
+        }
+        ck_assert_int_gt(early, 0);
+        ck_assert_int_gt(noout, 0);
+        teardown(&hc, &o, &c);
+    }
+    /* random chains: never more memory; schedules replay as predicted */
+    fx_rng r = {777};
+    int n_in = 0, n_out = 0, early = 0, noout = 0;
+    for (int k = 0; k < 40; k++) {
+        int L = fx_int(&r, 2, 10);
+        rk_chain ch;
+        ck_assert_int_eq(fx_random_chain(&ch, &r, L, fx_int(&r, 1, 3), 1000 + fx_int(&r, 0, 999), 997), RK_OK);
+        rk_dp_options o;
+        rk_dp_costs c;
+        setup_chain(&ch, 0, &o, &c);
+        for (int q = 0; q < c.n_classes; q++)
+            for (int x = 0; x < c.classes[q].n_options; x++) {
+                const rk_dp_option_cost *y = &c.classes[q].opt[x];
+                n_in += y->in_unread;
+                n_out += y->out_unread;
+                if (y->out_unread) {
+                    ck_assert_int_le(y->bwd_peak_noout, y->bwd_peak);
+                    ck_assert_int_le(y->bwd_peak_drop_noout, y->bwd_peak_noout);
+                }
+            }
+        int64_t now, off;
+        min_memory_on_off(&c, &now, &off);
+        ck_assert_int_le(now, off);
+        rk_dp_params p;
+        params(&p, 500, 2, 0);
+        int64_t mb;
+        ck_assert_int_eq(rk_dp_min_budget(&c, 500, &mb, &err), RK_OK);
+        rk_dp_plan pl;
+        rk_dp_eval ev;
+        ck_assert_int_eq(rk_dp_plan_keep_all(&c, &pl, &err), RK_OK);
+        ck_assert_int_eq(rk_dp_plan_evaluate(&c, &pl, &ev, &err), RK_OK);
+        rk_dp_plan_free(&pl);
+        for (int j = 0; j <= 3; j++) {
+            rk_dp_result res;
+            rk_sim_result sim;
+            rk_schedule s;
+            int64_t B = mb + (ev.peak > mb ? (ev.peak - mb) * j / 3 : 0);
+            ck_assert(solve_check(&ch, &o, &c, RK_DP_ROCKMATE, B, &p, &res, &sim, &s));
+            count_unread(&ch, &s, &early, &noout);
+            rk_schedule_free(&s);
+        }
+        teardown(&ch, &o, &c);
+    }
+    ck_assert_int_gt(n_in, 0);
+    ck_assert_int_gt(n_out, 0);
+    ck_assert_int_gt(early, 0);
+    ck_assert_int_gt(noout, 0);
+}
+END_TEST
+
 START_TEST(test_ordering_without_fallback_on_exact_slots) {
     /* With slots that make the rounding exact, the DP alone (no fallback) is
      * at least as good as every rule plan of its family. */
@@ -847,6 +1018,7 @@ static Suite *dp_suite(void) {
     tcase_add_test(t, test_table_size_long_chain);
     tcase_add_test(t, test_zero_sizes);
     tcase_add_test(t, test_output_rebuilt_input_dropped);
+    tcase_add_test(t, test_unread_boundaries_freed_early);
     tcase_add_test(t, test_cli_solve);
     suite_add_tcase(s, t);
     return s;

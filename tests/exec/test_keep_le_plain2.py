@@ -188,6 +188,29 @@ class Pools(nn.Module):
         return self.fc(F.avg_pool2d(d, 2, divisor_override=3).flatten(1))
 
 
+class ReluMasks(nn.Module):
+    """ReLUs whose result no consumer keeps (src/exec/exec_act_grad.cpp, the
+    mask path): a convolution with an in-place ReLU merged, then a max pool;
+    an out-of-place ReLU6 into an average pool; an out-of-place ReLU into a
+    dropout (training: it keeps its mask only), then a cat, and an add; and
+    one ReLU whose result the Linear keeps (its result stays saved).  The
+    input has exact zeros, so the masks meet y == 0 on both sides."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.c3, self.c4 = nn.Conv2d(8, 8, 3, padding=1), nn.Conv2d(16, 8, 3, padding=1)
+        self.r1 = nn.ReLU(inplace=True)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        a = F.max_pool2d(self.r1(self.c1(x)), 2)
+        b = F.avg_pool2d(F.relu6(self.c2(a) * 4), 2)
+        c = F.relu(self.c3(b))
+        d = self.c4(torch.cat([F.dropout(c, 0.1, self.training), b], 1)) + c
+        return self.fc(F.relu(d).flatten(1))
+
+
 class NormThenPermutedPool(nn.Module):
     """Swin V2's tail: two equal LayerNorm blocks (one class by their bodies);
     the second's output is pooled through a permuted view, so its gradient
@@ -384,6 +407,40 @@ class TestKeepLePlainPieces(unittest.TestCase):
                         if kinds.get(d) == "data" and not d.endswith("pool2d"):
                             self.assertEqual(k, "fake", (name, c))
             self.assertEqual(pools, 3, name)
+
+    def test_relu_keeps_mask(self):
+        # keep-all below the plain step: the ReLUs before the pools, the cat
+        # and the add keep a one-byte mask, not their result (their backward
+        # names their own data for its shape only); the last ReLU, read by
+        # the Linear, keeps its result; gradients equal bit for bit; every
+        # op within its prediction, in both memory formats
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            torch.manual_seed(10)
+            name = "relumask_cl" if fmt == torch.channels_last else "relumask"
+            x = torch.randn(4, 3, 16, 16)
+            x[:, :, :4] = 0.0
+            x = x.to(memory_format=fmt)
+            runs = self.check(name, None, x=x, model=ReluMasks().to(memory_format=fmt), piece=None)
+            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
+            self.memory_log(name)
+            with open(os.path.join(TMP, name + ".rkg")) as f:
+                chain = json.load(f)
+            own = {}
+            for cl in chain["classes"]:
+                for c in cl["compute"]:
+                    if c["kind"] != "bwd" or c["name"].endswith("w"):
+                        continue
+                    for u in c["uses"]:
+                        d, k = (u, "real") if isinstance(u, str) else (u["data"], u["kind"])
+                        if d == "d" + c["name"][1:]:
+                            own[c["name"]] = own.get(c["name"], []) + [k]
+            masked = [n for n, ks in own.items() if ("relu" in n or "hardtanh" in n) and ks == ["fake"]]
+            kept = [n for n, ks in own.items() if ("relu" in n or "hardtanh" in n) and ks == ["real"]]
+            # relu6 (hardtanh), relu into the cat and the add: masks; the last relu (read by fc) keeps its result
+            self.assertGreaterEqual(len(masked), 2, own)
+            self.assertEqual(len(kept), 1, own)
+            conv1 = [ks for n, ks in own.items() if n.endswith("_convolution") and n.startswith("b")]
+            self.assertIn(["fake"], conv1, own)  # conv + relu_ then max pool: the mask
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on
