@@ -327,20 +327,10 @@ static rk_status measure_option(const rk_graph *g, int cls, int oi, const rk_opt
         int dn;
         if ((r = dp_bwd_drop_input(g, opt, &dv, &dn, err))) return r;
         if (dv) {
-            if (rk_block_state_init(&st, g)) {
-                free(dv);
-                return rk_fail(err, RK_ENOMEM, "out of memory");
-            }
-            rk_op loss = {RK_OP_RUN, 0, g->loss, -1};
-            if (!(r = rk_block_replay(g, &st, opt->fwd, opt->n_fwd, where, err)) &&
-                !(r = rk_block_replay(g, &st, &loss, 1, where, err))) {
-                rk_block_state_reset_peak(&st);
-                r = rk_block_replay(g, &st, dv, dn, where, err);
-                if (!r && st.peak < x->bwd_peak) x->bwd_peak_drop = st.peak;
-            }
             free(dv);
-            rk_block_state_free(&st);
-            if (r) return r;
+            int64_t pk;
+            if ((r = measure_bwd(g, opt, 1, 0, where, &pk, err))) return r;
+            if (pk < x->bwd_peak) x->bwd_peak_drop = pk;
         }
     }
     if (oi > 0) { /* the input or the output read for their shapes only */

@@ -579,6 +579,31 @@ static void min_memory_on_off(rk_dp_costs *c, int64_t *now, int64_t *off) {
     free(flags);
 }
 
+/* Rockmate at n+1 budgets from c's smallest to its keep-all peak: each
+ * schedule replays as predicted (solve_check); the boundary counts summed. */
+static void solve_span(const rk_chain *ch, const rk_dp_options *o, const rk_dp_costs *c, int n, int *early,
+                       int *noout) {
+    rk_error err;
+    rk_dp_params p;
+    params(&p, 500, 2, 0);
+    int64_t mb;
+    ck_assert_int_eq(rk_dp_min_budget(c, 500, &mb, &err), RK_OK);
+    rk_dp_plan pl;
+    rk_dp_eval ev;
+    ck_assert_int_eq(rk_dp_plan_keep_all(c, &pl, &err), RK_OK);
+    ck_assert_int_eq(rk_dp_plan_evaluate(c, &pl, &ev, &err), RK_OK);
+    rk_dp_plan_free(&pl);
+    for (int j = 0; j <= n; j++) {
+        rk_dp_result res;
+        rk_sim_result sim;
+        rk_schedule s;
+        int64_t B = mb + (ev.peak > mb ? (ev.peak - mb) * j / n : 0);
+        ck_assert(solve_check(ch, o, c, RK_DP_ROCKMATE, B, &p, &res, &sim, &s));
+        count_unread(ch, &s, early, noout);
+        rk_schedule_free(&s);
+    }
+}
+
 START_TEST(test_unread_boundaries_freed_early) {
     /* A block whose backward reads its input for its shape only forgets it
      * right after its forward when the caller frees it after the subproblem
@@ -628,10 +653,6 @@ START_TEST(test_unread_boundaries_freed_early) {
         int64_t now, off;
         min_memory_on_off(&c, &now, &off);
         ck_assert_int_lt(now, off);
-        rk_dp_params p;
-        params(&p, 500, 2, 0);
-        int64_t mb;
-        ck_assert_int_eq(rk_dp_min_budget(&c, 500, &mb, &err), RK_OK);
         /* keep-all holds less too: the pool's input goes after its forward */
         rk_dp_plan pl;
         rk_dp_eval ev, ev_off;
@@ -644,19 +665,11 @@ START_TEST(test_unread_boundaries_freed_early) {
         c.classes[1].opt[c.classes[1].keep_all].in_unread = 1;
         ck_assert_int_lt(ev.peak, ev_off.peak);
         rk_dp_plan_free(&pl);
-        /* from the smallest budget to keep-all's: schedules replay as
-         * predicted; the larger ones compute the pool once and forget its
-         * input right after its forward; some run conv1's backward
-         * without its output */
+        /* from the smallest budget to keep-all's: the larger schedules
+         * compute the pool once and forget its input right after its
+         * forward; some run conv1's backward without its output */
         int early = 0, noout = 0;
-        for (int j = 0; j <= 4; j++) {
-            rk_dp_result res;
-            rk_sim_result sim;
-            rk_schedule s;
-            ck_assert(solve_check(&hc, &o, &c, RK_DP_ROCKMATE, mb + (ev.peak - mb) * j / 4, &p, &res, &sim, &s));
-            count_unread(&hc, &s, &early, &noout);
-            rk_schedule_free(&s);
-        }
+        solve_span(&hc, &o, &c, 4, &early, &noout);
         ck_assert_int_gt(early, 0);
         ck_assert_int_gt(noout, 0);
         teardown(&hc, &o, &c);
@@ -684,24 +697,7 @@ START_TEST(test_unread_boundaries_freed_early) {
         int64_t now, off;
         min_memory_on_off(&c, &now, &off);
         ck_assert_int_le(now, off);
-        rk_dp_params p;
-        params(&p, 500, 2, 0);
-        int64_t mb;
-        ck_assert_int_eq(rk_dp_min_budget(&c, 500, &mb, &err), RK_OK);
-        rk_dp_plan pl;
-        rk_dp_eval ev;
-        ck_assert_int_eq(rk_dp_plan_keep_all(&c, &pl, &err), RK_OK);
-        ck_assert_int_eq(rk_dp_plan_evaluate(&c, &pl, &ev, &err), RK_OK);
-        rk_dp_plan_free(&pl);
-        for (int j = 0; j <= 3; j++) {
-            rk_dp_result res;
-            rk_sim_result sim;
-            rk_schedule s;
-            int64_t B = mb + (ev.peak > mb ? (ev.peak - mb) * j / 3 : 0);
-            ck_assert(solve_check(&ch, &o, &c, RK_DP_ROCKMATE, B, &p, &res, &sim, &s));
-            count_unread(&ch, &s, &early, &noout);
-            rk_schedule_free(&s);
-        }
+        solve_span(&ch, &o, &c, 3, &early, &noout);
         teardown(&ch, &o, &c);
     }
     ck_assert_int_gt(n_in, 0);
