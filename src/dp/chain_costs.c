@@ -198,8 +198,7 @@ rk_status dp_bwd_drop_input(const rk_graph *g, const rk_option *opt, rk_op **ops
     return RK_OK;
 }
 
-/* Whether a bwd op of opt runs a node that reads d really or makes it;
- * whether one forgets it. */
+/* Whether a bwd op of opt runs a node that reads d really or makes it. */
 static int bwd_reads(const rk_graph *g, const rk_option *opt, int d) {
     for (int i = 0; i < opt->n_bwd; i++) {
         const rk_op *o = &opt->bwd[i];
@@ -210,11 +209,6 @@ static int bwd_reads(const rk_graph *g, const rk_option *opt, int d) {
         for (int q = 0; q < c->n_outs; q++)
             if (c->outs[q] == d) return 1;
     }
-    return 0;
-}
-static int bwd_forgets(const rk_option *opt, int d) {
-    for (int i = 0; i < opt->n_bwd; i++)
-        if (opt->bwd[i].kind == RK_OP_FORGET && opt->bwd[i].node == d) return 1;
     return 0;
 }
 
@@ -326,18 +320,20 @@ static rk_status measure_option(const rk_graph *g, int cls, int oi, const rk_opt
         rk_op *dv;
         int dn;
         if ((r = dp_bwd_drop_input(g, opt, &dv, &dn, err))) return r;
-        if (dv) {
-            free(dv);
+        /* forgotten before any bwd op: the bwd reads the input for its shape
+         * only (in_unread), and then runs with it absent from the start */
+        x->in_unread = dv && dn > 0 && dv[0].kind == RK_OP_FORGET && dv[0].node == g->inputs[0];
+        int have = dv != NULL;
+        free(dv);
+        if (x->in_unread) {
+            if ((r = measure_bwd(g, opt, 2, 0, where, &x->bwd_peak_drop, err))) return r;
+        } else if (have) {
             int64_t pk;
             if ((r = measure_bwd(g, opt, 1, 0, where, &pk, err))) return r;
             if (pk < x->bwd_peak) x->bwd_peak_drop = pk;
         }
-    }
-    if (oi > 0) { /* the input or the output read for their shapes only */
-        int in = g->n_inputs == 1 ? g->inputs[0] : -1, out = g->output;
-        x->in_unread = in >= 0 && !is_input(g, out) && !bwd_reads(g, opt, in) && !bwd_forgets(opt, in);
-        x->out_unread = !is_input(g, out) && !bwd_reads(g, opt, out);
-        if (x->in_unread && (r = measure_bwd(g, opt, 2, 0, where, &x->bwd_peak_drop, err))) return r;
+        /* the output read for its shape only (out_unread) */
+        x->out_unread = !is_input(g, g->output) && !bwd_reads(g, opt, g->output);
         if (x->out_unread) {
             if ((r = measure_bwd(g, opt, 0, 1, where, &x->bwd_peak_noout, err))) return r;
             x->bwd_peak_drop_noout = x->bwd_peak_noout;

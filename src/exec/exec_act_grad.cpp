@@ -13,13 +13,14 @@
 // consumed them.  Otherwise the plain kernel.  Same kernels, same values bit
 // for bit.  docs/exec.md, "Activation gradients in place".
 //
-// ReLU and ReLU6 (`relu`, `relu_`, `relu6`, `hardtanh`, `hardtanh_`) whose result no
-// consumer's backward keeps (it only feeds 2-d pools, adds, cat, means, ...:
-// kept_by_no_consumer) save instead the one-byte mask of the elements their
-// backward zeroes (`y <= 0`; `y <= min || y >= max`), and their backward is
-// `masked_fill(dy, mask, 0)`: what threshold_backward / hardtanh_backward
-// compute from y, bit for bit, with a quarter of a float32 result's bytes
-// held.  docs/exec.md, "ReLU keeps a mask".
+// ReLU and ReLU6 (`relu`, `relu_`, `relu6`, `hardtanh`, `hardtanh_`) whose
+// result no consumer's backward keeps (it only feeds 2-d pools, adds, cat,
+// means, ...: kept_by_no_consumer; the nodes are found once, M.act_mask) save
+// instead the one-byte mask of the elements their backward zeroes (`y <= 0`;
+// `y <= min || y >= max`), and their backward is dy with those elements
+// +0.0: what threshold_backward / hardtanh_backward compute from y, bit for
+// bit, with a quarter of a float32 result's bytes held.  docs/exec.md, "ReLU
+// keeps a mask".
 #include <torch/script.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <c10/core/StorageImpl.h>
@@ -164,9 +165,11 @@ void save_result(torch::autograd::AutogradContext *ctx, const at::Tensor &y, int
     ctx->saved_data["a"] = a;
     ctx->saved_data["b"] = b;
     ctx->saved_data["mask"] = mask;
-    ctx->saved_data["sizes"] = y.sizes().vec();
-    ctx->saved_data["strides"] = y.strides().vec();
-    ctx->saved_data["dtype"] = (int64_t)y.scalar_type();
+    if (mask) {
+        ctx->saved_data["sizes"] = y.sizes().vec();
+        ctx->saved_data["strides"] = y.strides().vec();
+        ctx->saved_data["dtype"] = (int64_t)y.scalar_type();
+    }
     ctx->save_for_backward({mask ? zeroed_mask(y, kind, a, b) : y});
 }
 
@@ -228,7 +231,7 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
 };
 
 // Out-of-place ReLU / ReLU6 keeping the mask of its result (only built when
-// no consumer keeps the result: run_act_mask).
+// no consumer keeps the result: M.act_mask).
 struct ActMask : torch::autograd::Function<ActMask> {
     static at::Tensor forward(torch::autograd::AutogradContext *ctx, at::Tensor x, int64_t kind, c10::Scalar a,
                               c10::Scalar b) {
@@ -281,16 +284,20 @@ bool kept_by_no_consumer(const Value *v, int depth) {
     return true;
 }
 
-// Whether ReLU's or ReLU6's result may be kept as a mask: a floating, strided
-// tensor, and no consumer of the result keeps it.
-bool may_keep_mask(const Node *n, int64_t kind, const at::Tensor &x) {
-    return (kind == ACT_RELU || kind == ACT_HARDTANH) && x.is_floating_point() && x.layout() == at::kStrided &&
-           !x.is_mkldnn() && n->outputs().size() == 1 && kept_by_no_consumer(n->output(), 0);
+// Whether n is a ReLU / ReLU6 whose result no consumer keeps (for an
+// in-place one, whose input value nothing else reads either: it would see
+// the result).
+bool keeps_mask(const Node *n) {
+    const std::string k = n->kind().toQualString();
+    if (n->outputs().size() != 1) return false;
+    if (k == "aten::relu_" || k == "aten::hardtanh_")
+        return n->inputs().size() > 0 && n->input(0)->uses().size() == 1 && kept_by_no_consumer(n->output(), 0);
+    return (k == "aten::relu" || k == "aten::relu6" || k == "aten::hardtanh") && kept_by_no_consumer(n->output(), 0);
 }
 
 } // namespace
 
-bool run_act_inplace(const Node *n, Stack &st) {
+bool run_act_inplace(const Node *n, Stack &st, bool mask) {
     static const std::map<std::string, ActKind> kinds = {{"aten::relu_", ACT_RELU},
                                                          {"aten::hardtanh_", ACT_HARDTANH},
                                                          {"aten::leaky_relu_", ACT_LEAKY},
@@ -307,22 +314,17 @@ bool run_act_inplace(const Node *n, Stack &st) {
         x.layout() != at::kStrided || x.is_mkldnn() || x.is_complex())
         return false;
     c10::Scalar a = nargs > 1 ? st[1].toScalar() : c10::Scalar(0), b = nargs > 2 ? st[2].toScalar() : c10::Scalar(0);
-    // The mask only when the input is this op's alone (an in-place op's
-    // input value read elsewhere would see the result).
-    bool mask = n->input(0)->uses().size() == 1 && may_keep_mask(n, it->second, x);
     at::Tensor y = ActGradInPlace::apply(x, (int64_t)it->second, a, b, mask);
     st.clear();
     st.push_back(y);
     return true;
 }
 
-bool act_keeps_mask(const Node *n) {
-    const std::string k = n->kind().toQualString();
-    if (k == "aten::relu_" || k == "aten::hardtanh_")
-        return n->inputs().size() > 0 && n->input(0)->uses().size() == 1 && n->outputs().size() == 1 &&
-               kept_by_no_consumer(n->output(), 0);
-    return (k == "aten::relu" || k == "aten::relu6" || k == "aten::hardtanh") && n->outputs().size() == 1 &&
-           kept_by_no_consumer(n->output(), 0);
+void find_act_masks(Model &M) {
+    M.act_mask.clear();
+    for (const Group &G : M.groups)
+        for (const Node *n : G.prog)
+            if (keeps_mask(n)) M.act_mask.insert(n);
 }
 
 bool run_act_mask(const Node *n, Stack &st) {
@@ -336,7 +338,8 @@ bool run_act_mask(const Node *n, Stack &st) {
     if (st.size() == 3 && (!st[1].isScalar() || !st[2].isScalar())) return false;
     const at::Tensor &x = st[0].toTensor();
     int64_t kind = is_relu ? ACT_RELU : ACT_HARDTANH;
-    if (!x.defined() || !x.requires_grad() || x.is_complex() || !may_keep_mask(n, kind, x)) return false;
+    if (!x.defined() || !x.requires_grad() || !x.is_floating_point() || x.layout() != at::kStrided || x.is_mkldnn())
+        return false;
     c10::Scalar a = st.size() == 3 ? st[1].toScalar() : c10::Scalar(0),
                 b = st.size() == 3 ? st[2].toScalar() : c10::Scalar(is_relu6 ? 6 : 0);
     at::Tensor y = ActMask::apply(x, kind, a, b);

@@ -229,7 +229,7 @@ void classify_blocks(Model &M) {
             for (Node *n : G.prog) {
                 // a ReLU keeping a mask (its result read by pools, adds, ...
                 // downstream only: exec_act_grad.cpp) holds other bytes
-                s << n->kind().toQualString() << (act_keeps_mask(n) ? "#mask" : "") << "(";
+                s << n->kind().toQualString() << (M.act_mask.count(n) ? "#mask" : "") << "(";
                 for (const Value *u : n->inputs()) s << value_text(M, u, (int)b, local) << ",";
                 s << ")";
                 for (const Value *o : n->outputs()) local.emplace(o, (int)local.size());

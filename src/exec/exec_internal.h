@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "rk_exec.h"
@@ -164,6 +165,10 @@ struct Model {
     // with the model (make_stat_shadows, exec_runtime.cpp): a recompute keeps
     // their values there and puts them back, without allocating in the step.
     std::unordered_map<const c10::TensorImpl *, at::Tensor> stat_shadow;
+    // The ReLU / ReLU6 nodes that keep a mask instead of their result (no
+    // consumer keeps it: find_act_masks, exec_act_grad.cpp), found once with
+    // the model; the block classes and every program run read this set.
+    std::unordered_set<const Node *> act_mask;
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
@@ -447,19 +452,20 @@ struct GradDonation {
 GradDonation &grad_donation();
 // Run n, an in-place activation merged into its owner's group (relu_,
 // hardtanh_, leaky_relu_, sigmoid_, tanh_ on a tensor requiring grad), as the
-// autograd function whose backward writes into a donated gradient; false (st
+// autograd function whose backward writes into a donated gradient (saving the
+// mask instead of the result when n is in M.act_mask: mask); false (st
 // untouched) for any other node.
-bool run_act_inplace(const Node *n, Stack &st);
-// Run n, an out-of-place `relu`, `relu6` or `hardtanh` on a tensor requiring
-// grad whose result no consumer's backward keeps, as the autograd function
-// that saves the one-byte mask of the elements its backward zeroes instead of
-// the result (run_act_inplace does the same for relu_ / hardtanh_); false (st
+bool run_act_inplace(const Node *n, Stack &st, bool mask);
+// Run n, an out-of-place `relu`, `relu6` or `hardtanh` of M.act_mask on a
+// tensor requiring grad, as the autograd function that saves the one-byte
+// mask of the elements its backward zeroes instead of the result
+// (run_act_inplace does the same for relu_ / hardtanh_); false (st
 // untouched) otherwise.
 bool run_act_mask(const Node *n, Stack &st);
-// Whether n is a ReLU / ReLU6 that keeps a mask where it runs on a tensor
-// requiring grad (its result kept by no consumer): a block's class text
-// names it, since equal bodies may differ in their consumers downstream.
-bool act_keeps_mask(const Node *n);
+// M.act_mask: the ReLU / ReLU6 nodes whose result no consumer's backward
+// keeps; called by load_model before the blocks are classified (a block's
+// class text names them: equal bodies may differ in their consumers).
+void find_act_masks(Model &M);
 
 // Whether group g's leaf may take a gradient another leaf holds too (an
 // add's backward hands both inputs one tensor: exec_runtime.cpp, share_grad):

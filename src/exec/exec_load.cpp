@@ -218,6 +218,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     analyse(M);
     build_structure(M);
     find_pieces(M);
+    find_act_masks(M);
     classify_blocks(M);
     // Keep only the blocks' outputs of the analysis run: tracing measures a
     // block from its input without running the blocks before it.

@@ -242,7 +242,9 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
             // an in-place activation on the group's own data: its backward may
             // write into the group's incoming gradient; a ReLU whose result no
             // consumer keeps keeps its mask (exec_act_grad.cpp).
-            if (!run_pool_no_input(n, st) && (n == G.main || !run_act_inplace(n, st)) && !run_act_mask(n, st))
+            const bool mask = M.act_mask.count(n) > 0;
+            if (!run_pool_no_input(n, st) && (n == G.main || !run_act_inplace(n, st, mask)) &&
+                !(mask && run_act_mask(n, st)))
                 run_node(M, n, st);
         } catch (const c10::Error &e) {
             fail(RK_EFAIL, "running " + where(n) + " failed: " + e.what_without_backtrace());

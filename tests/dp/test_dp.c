@@ -57,6 +57,14 @@ static void setup_chain(const rk_chain *ch, int rotor, rk_dp_options *o, rk_dp_c
     ck_assert_msg(st == RK_OK, "costs: %s", err.msg);
 }
 
+/* A random chain of 2 to 10 blocks of 1 to 3 classes, with its default
+ * options and their costs. */
+static void random_setup(fx_rng *r, rk_chain *ch, rk_dp_options *o, rk_dp_costs *c) {
+    int L = fx_int(r, 2, 10);
+    ck_assert_int_eq(fx_random_chain(ch, r, L, fx_int(r, 1, 3), 1000 + fx_int(r, 0, 999), 997), RK_OK);
+    setup_chain(ch, 0, o, c);
+}
+
 static void teardown(rk_chain *ch, rk_dp_options *o, rk_dp_costs *c) {
     rk_dp_costs_free(c);
     rk_dp_options_free(o);
@@ -452,12 +460,10 @@ START_TEST(test_output_rebuilt_input_dropped) {
     fx_rng r = {4242};
     int lower = 0, lower_drop = 0, freed = 0, freed_read = 0, dropped = 0;
     for (int k = 0; k < 24; k++) {
-        int L = fx_int(&r, 2, 10);
         rk_chain ch;
-        ck_assert_int_eq(fx_random_chain(&ch, &r, L, fx_int(&r, 1, 3), 1000 + fx_int(&r, 0, 999), 997), RK_OK);
         rk_dp_options o;
         rk_dp_costs c;
-        setup_chain(&ch, 0, &o, &c);
+        random_setup(&r, &ch, &o, &c);
         int *keep = malloc((size_t)c.n_classes * sizeof *keep), *rule = malloc((size_t)c.n_classes * sizeof *rule);
         int64_t **drop = malloc((size_t)c.n_classes * sizeof *drop);
         for (int q = 0; q < c.n_classes; q++) {
@@ -678,12 +684,10 @@ START_TEST(test_unread_boundaries_freed_early) {
     fx_rng r = {777};
     int n_in = 0, n_out = 0, early = 0, noout = 0;
     for (int k = 0; k < 40; k++) {
-        int L = fx_int(&r, 2, 10);
         rk_chain ch;
-        ck_assert_int_eq(fx_random_chain(&ch, &r, L, fx_int(&r, 1, 3), 1000 + fx_int(&r, 0, 999), 997), RK_OK);
         rk_dp_options o;
         rk_dp_costs c;
-        setup_chain(&ch, 0, &o, &c);
+        random_setup(&r, &ch, &o, &c);
         for (int q = 0; q < c.n_classes; q++)
             for (int x = 0; x < c.classes[q].n_options; x++) {
                 const rk_dp_option_cost *y = &c.classes[q].opt[x];
