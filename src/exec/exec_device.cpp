@@ -33,6 +33,34 @@
 
 namespace rkx {
 
+// "<kernel> does not have a deterministic implementation, but you set
+// 'torch.use_deterministic_algorithms(True, warn_only=True)'. ..." (ATen's
+// Context::alertNotDeterministic).
+static const char NONDETERMINISTIC[] = " does not have a deterministic implementation";
+
+NondeterminismWatch::NondeterminismWatch() : prev(c10::WarningUtils::get_warning_handler()) {
+    c10::WarningUtils::set_warning_handler(this);
+}
+
+NondeterminismWatch::~NondeterminismWatch() { c10::WarningUtils::set_warning_handler(prev); }
+
+void NondeterminismWatch::process(const c10::Warning &w) {
+    const std::string &m = w.msg();
+    size_t at = m.find(NONDETERMINISTIC);
+    if (at != std::string::npos && at > 0 && m.find(' ') >= at) { // one word before it: the kernel
+        kernels.insert(m.substr(0, at));
+        return;
+    }
+    if (prev) prev->process(w);
+}
+
+void NondeterminismWatch::copy_names(char *out, size_t size) const {
+    std::string s;
+    for (const auto &k : kernels) s += (s.empty() ? "" : " ") + k;
+    if (s.size() >= size && size > 5) s = s.substr(0, size - 5) + " ...";
+    snprintf(out, size, "%s", s.c_str());
+}
+
 double now_us() {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch())
         .count();

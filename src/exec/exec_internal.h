@@ -186,6 +186,22 @@ struct PauseTracking {
     ~PauseTracking();
 };
 
+// While one of these lives, the warnings PyTorch gives for a kernel without a
+// deterministic implementation (under setDeterministicAlgorithms(true,
+// warn_only), which --device cuda sets) are collected by kernel name instead
+// of printed; every other warning goes on to the handler that was there.  The
+// autograd engine replays its worker threads' warnings on the thread that
+// called backward, so a backward kernel is seen too.
+struct NondeterminismWatch : c10::WarningHandler {
+    std::set<std::string> kernels;
+    c10::WarningHandler *prev;
+    NondeterminismWatch();
+    ~NondeterminismWatch() override;
+    void process(const c10::Warning &w) override;
+    // the names, space-separated and sorted ("" for none), into out (cut short with " ...")
+    void copy_names(char *out, size_t size) const;
+};
+
 // Memory and time on the model's device: the tracking allocator on CPU, the
 // caching allocator's statistics on CUDA (whose blocks are rounded to 512 B).
 struct Mem {

@@ -231,6 +231,7 @@ static void split_classes_by_grad_layout(Model &M, const Runtime &R) {
 
 void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     double t0 = now_us(); // wall clock of the whole trace
+    NondeterminismWatch watch;
     Model M;
     load_model(M, o, /*for_tracing=*/true);
     Mem A(M);
@@ -638,6 +639,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
     M.st.forward_equal = st->forward_equal;
     M.st.max_forward_diff = st->max_forward_diff;
     *st = M.st;
+    watch.copy_names(st->nondeterministic_kernels, sizeof st->nondeterministic_kernels);
     st->seconds = (now_us() - t0) * 1e-6;
 }
 

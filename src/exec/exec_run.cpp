@@ -188,6 +188,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     load_model(M, o);
     std::vector<ClassGraph> cgs = match_chain(M, ch);
     Mem A(M);
+    NondeterminismWatch watch; // from here to the end of the check
     auto params = params_of(M);
     int64_t input_bytes = 0;
     for (auto &t : M.inputs) input_bytes += t.numel() * t.element_size();
@@ -270,6 +271,7 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
         auto fresh = make_inputs(o);
         for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
     }
+    watch.copy_names(res->nondeterministic_kernels, sizeof res->nondeterministic_kernels);
     res->measured_peak = peak_rk;
     res->baseline_peak = peak_plain;
     res->measured_time = median(tr);

@@ -80,6 +80,9 @@ typedef struct {
     int n_functionalized;        /* in-place ops writing (through views) data read before and again
                                     after them: rewritten to write a copy, which later readers read
                                     (one more allocation each; docs/exec.md) */
+    char nondeterministic_kernels[512]; /* "" or the kernels PyTorch said have no deterministic
+                                    implementation on this device while the trace ran the model
+                                    (as rk_run_result.nondeterministic_kernels) */
 } rk_trace_stats;
 
 /* Trace the model into a chain (classes measured on their first block). */
@@ -123,6 +126,12 @@ typedef struct {
                                     order, space-separated, each with its largest absolute
                                     difference ("h.0.attn.c_attn.weight:3.7e-09"), cut short
                                     with "..." */
+    char nondeterministic_kernels[512]; /* "" or the kernels that PyTorch said, while the plain
+                                    step or the schedule ran, have no deterministic implementation
+                                    on this device (CUDA, where rkmate asks for deterministic
+                                    ones: "adaptive_avg_pool2d_backward_cuda"), space-separated,
+                                    cut short with "...": gradients may then differ from run to
+                                    run, the plain step's own included */
     int64_t analysis_peak;       /* bytes the model's loading (rk-GB's analysis run) held at its peak
                                     on the device (rk_trace_stats.analysis_peak) */
     double loss;                 /* the loss value of the schedule's step */

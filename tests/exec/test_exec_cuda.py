@@ -7,7 +7,8 @@ exported on the CPU and traced on the GPU: an LSTM language model and an
 unrolled LSTM cell (their forward creates zero states: CPU device constants in
 the TorchScript graph, taken as the GPU), and a ViT (attention whose
 memory-efficient backward is nondeterministic), each kept whole and at half
-the plain step's peak, gradients equal.  Exit 77 (meson's "skipped") when
+the plain step's peak, gradients equal.  And a model whose backward runs a
+kernel without a deterministic implementation: rkmate names it.  Exit 77 (meson's "skipped") when
 this torch sees no CUDA device or rkmate's libtorch part has no CUDA; the CPU
 machines then only check (in test_exec.py) that --device cuda is refused with
 exit 2.  Run by run_exec_tests.sh with the Python of the build's torch."""
@@ -49,6 +50,46 @@ def zoo_model(tmp, name):
         print(f"ok: {name} {algo} at {budget}: gradients equal, measured peak {r['measured_peak']}")
 
 
+def nondeterministic_kernel_named(tmp):
+    """A model whose backward runs a CUDA kernel without a deterministic
+    implementation (adaptive average pooling that enlarges its input: the
+    backward adds with atomics): rkmate run names the kernel, in --json and in
+    words, instead of printing PyTorch's warning at every step."""
+    import torch
+
+    class Up(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.pool = torch.nn.AdaptiveAvgPool2d(7)
+            self.fc = torch.nn.Linear(8 * 49, 10)
+
+        def forward(self, x):
+            y = torch.nn.functional.max_pool2d(torch.relu(self.conv(x)), 4)  # 12x12 -> 3x3
+            return self.fc(torch.flatten(self.pool(y), 1))
+
+    model = os.path.join(tmp, "up.pt")
+    torch.jit.trace(Up().eval(), torch.randn(2, 3, 12, 12)).save(model)
+    inputs = ["--input", "2x3x12x12:float32", "--device", "cuda"]
+    chain = os.path.join(tmp, "up.rkg")
+    rk("trace", model, *inputs, "-o", chain, "--quiet")
+    rks = os.path.join(tmp, "up.none.rks")
+    rk("solve", chain, "--budget", "1TB", "--algo", "none", "-o", rks, "--quiet")
+    # exit 1 where the gradients differ: this kernel may make them differ
+    p = subprocess.run([RKMATE, "run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters", "2"],
+                       capture_output=True, text=True)
+    assert p.returncode in (0, 1), p.stderr
+    r = json.loads(p.stdout)
+    assert "adaptive_avg_pool2d_backward_cuda" in r["nondeterministic_kernels"].split(), r
+    p = subprocess.run([RKMATE, "run", model, rks, "--chain", chain, *inputs, "--check", "--iters", "1"],
+                       capture_output=True, text=True)
+    assert p.returncode in (0, 1), p.stderr
+    assert "without a deterministic implementation on this device ran (adaptive_avg_pool2d_backward_cuda)" in p.stdout, p.stdout
+    assert "does not have a deterministic implementation" not in p.stderr, p.stderr  # named once, not per step
+    print(f"ok: adaptive_avg_pool2d's backward named as nondeterministic (plain step repeatable: "
+          f"{r['plain_repeatable']}, gradients equal: {r['grads_equal']})")
+
+
 def main():
     import torch
     if not torch.cuda.is_available():
@@ -88,6 +129,7 @@ def main():
             print(f"ok: {algo} at {budget}: measured peak {r['measured_peak']} predicted {r['predicted_peak']}")
         for name in ("lstm_lm", "lstmcell", "vit"):
             zoo_model(tmp, name)
+        nondeterministic_kernel_named(tmp)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

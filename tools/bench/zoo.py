@@ -109,7 +109,9 @@ class Zoo:
         row.update(plain=P, keep_all=r["measured_peak"], keep_all_pred=r["predicted_peak"],
                    keep_ratio=r["measured_peak"] / P, keep_time=r["predicted_time"],
                    keep_time_ratio=r["measured_time"] / r["baseline_time"],
-                   plain_time=r["baseline_time"], grads_keep=r["grads_equal"])
+                   plain_time=r["baseline_time"], grads_keep=r["grads_equal"],
+                   plain_repeatable=r.get("plain_repeatable"),
+                   nondeterministic=r.get("nondeterministic_kernels", ""))
         base_t = keep["predicted_time"]
         row["solves"] = {}
         for algo in a.algos:
@@ -148,6 +150,10 @@ class Zoo:
             row.update(rk50_measured=r["measured_peak"], rk50_pred_over=s["overhead"],
                        rk50_meas_over=(r["measured_time"] / r["baseline_time"] - 1) * 100,
                        grads_rk50=r["grads_equal"])
+            if r.get("plain_repeatable") is False:
+                row["plain_repeatable"] = False
+            kernels = set(row["nondeterministic"].split()) | set(r.get("nondeterministic_kernels", "").split())
+            row["nondeterministic"] = " ".join(sorted(kernels))
         st = self.train_equal(mp, f"{chain}.rockmate.50.rks" if s and s["fits"] else chain + ".none.rks", chain)
         if st is not None:
             row.update(train_params_equal=st[0], train_buffers_equal=st[1])
@@ -161,6 +167,12 @@ class Zoo:
 
 def mib(x):
     return f"{x / 2**20:.1f}"
+
+
+def not_repeatable(r):
+    """The plain step gave other gradients when run twice, or ran kernels
+    PyTorch says have no deterministic implementation on the device."""
+    return r.get("plain_repeatable") is False or bool(r.get("nondeterministic"))
 
 
 def table(rows, fractions, algos):
@@ -188,6 +200,9 @@ def table(rows, fractions, algos):
             floor += (f"; peak at {fp['node']} {fp['phase']}: own {pct(fp['own']):.0f} % "
                       f"(temporary {pct(fp['temporary']):.0f} %), held {pct(fp['held']):.0f} %")
         g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
+        if g != "equal" and not_repeatable(r):  # no bit-for-bit reference: the plain step differs from itself
+            g += " (the plain step is not repeatable" + (
+                f": {r['nondeterministic']} has no deterministic kernel" if r.get("nondeterministic") else "") + ")"
         if "train_params_equal" not in r:
             tr = "—"
         else:
@@ -314,6 +329,9 @@ def summary(rows, fractions, algos):
         fits = lambda r, al, f: bool(r["solves"].get(f"{al}@{f}", {}).get("fits"))
         keep_ok = sum(r["keep_ratio"] <= 1.001 for r in ok)
         grads = sum(bool(r["grads_keep"] and r.get("grads_rk50", True)) for r in ok)
+        unrepeatable = sum(not_repeatable(r) and not (r["grads_keep"] and r.get("grads_rk50", True)) for r in ok)
+        grads_text = f"{grads}/{len(ok)}" + (f" ({unrepeatable} differing: plain step not repeatable)"
+                                              if unrepeatable else "")
         trained = [r for r in ok if "train_params_equal" in r]
         train_ok = sum(bool(r["train_params_equal"] and (r.get("train_buffers_equal", True)
                                                          or not r.get("buffer_bytes"))) for r in trained)
@@ -334,7 +352,7 @@ def summary(rows, fractions, algos):
                         continue
                     pairs += 1
                     better += bool(rk.get("fits") and rk["overhead"] <= ro["overhead"] + 1e-9)
-        out.append(f"| {label} | {len(rs)} ({len(rs) - len(ok)} failed) | {keep_ok}/{len(ok)} | {grads}/{len(ok)} | "
+        out.append(f"| {label} | {len(rs)} ({len(rs) - len(ok)} failed) | {keep_ok}/{len(ok)} | {grads_text} | "
                    f"{train_ok}/{len(trained)} | " + " | ".join(f"{c}/{len(ok)}" for c in by_f)
                    + f" | {half}/{len(not_w)} | " + (f"{better}/{pairs}" if "rotor" in algos else "—") + " |")
     return "\n".join(out) + "\n"

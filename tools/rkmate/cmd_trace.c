@@ -30,6 +30,8 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 st->n_functionalized);
         if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
         else fputs("null", f);
+        fputs(", \"nondeterministic_kernels\": ", f);
+        solve_cli_json_str(f, st->nondeterministic_kernels);
         fputs("}\n", f);
     } else {
         fprintf(f,
@@ -109,6 +111,7 @@ int rk_cmd_trace(int argc, char **argv) {
     }
     torch_cli_rnn_warning(cmd, &st);
     torch_cli_split_warning(cmd, &st);
+    torch_cli_nondeterminism_note(cmd, &st);
     if (co.json) print_trace_stats(stdout, &st, &ch, 1);
     if (!co.quiet) {
         print_trace_stats(stderr, &st, &ch, 0);

@@ -62,15 +62,16 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
             printf("\"grads_equal\": %s, \"output_equal\": %s, \"max_abs_diff\": %.9g, \"max_rel_diff\": %.9g, ",
                    r->grads_equal ? "true" : "false", r->output_equal ? "true" : "false", (double)(float)r->max_abs_diff,
                    (double)(float)r->max_rel_diff);
-            printf("\"grads_differing\": %d, \"plain_repeatable\": %s, \"grads_differing_names\": \"", r->grads_differing,
+            printf("\"grads_differing\": %d, \"plain_repeatable\": %s, \"grads_differing_names\": ", r->grads_differing,
                    r->plain_repeatable < 0 ? "null" : r->plain_repeatable ? "true" : "false");
-            for (const char *p = r->grads_differing_names; *p; p++)
-                if (*p == '"' || *p == '\\') printf("\\%c", *p);
-                else if ((unsigned char)*p >= 0x20) putchar(*p);
-            printf("\", ");
+            solve_cli_json_str(stdout, r->grads_differing_names);
+            printf(", ");
         }
         else
             printf("\"grads_equal\": null, \"max_abs_diff\": null, ");
+        printf("\"nondeterministic_kernels\": ");
+        solve_cli_json_str(stdout, r->nondeterministic_kernels);
+        printf(", ");
         solve_cli_print_model_memory(stdout, r->param_bytes, r->param_grad_bytes, r->buffer_bytes, 1);
         printf("\"measured_reserved\": %lld, \"baseline_reserved\": %lld, ", (long long)r->measured_reserved,
                (long long)r->baseline_reserved);
@@ -105,6 +106,10 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
                                                                        : "NOT repeatable (non-deterministic kernels)");
     if (r->checked && r->grads_differing_names[0])
         printf("check: differing (parameter:largest absolute difference): %s\n", r->grads_differing_names);
+    if (r->nondeterministic_kernels[0])
+        printf("%s: kernels without a deterministic implementation on this device ran (%s): gradients may differ "
+               "from step to step, the plain step's own included\n",
+               r->checked ? "check" : "note", r->nondeterministic_kernels);
 }
 
 /* The executor's options shared by run and optimize (--check, --loss,
@@ -146,6 +151,14 @@ void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st) {
     int more = st->rnn_layered + st->rnn_kept - 1;
     if (more > 0) fprintf(stderr, " (and %d more such node(s))", more);
     fputc('\n', stderr);
+}
+
+void torch_cli_nondeterminism_note(const char *cmd, const rk_trace_stats *st) {
+    if (!st->nondeterministic_kernels[0]) return;
+    fprintf(stderr,
+            "rkmate %s: note: kernels without a deterministic implementation on this device ran (%s): measured "
+            "times and gradients may differ from step to step, the plain step's own included\n",
+            cmd, st->nondeterministic_kernels);
 }
 
 void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st) {

@@ -65,6 +65,9 @@ void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st);
 /* Same for a backward kept whole because its parts' gradients differed
  * (rk_trace_stats.split_warning). */
 void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st);
+/* A note on stderr naming the kernels without a deterministic implementation
+ * that the trace ran (CUDA), if any. */
+void torch_cli_nondeterminism_note(const char *cmd, const rk_trace_stats *st);
 
 int rk_cmd_trace(int argc, char **argv);
 int rk_cmd_run(int argc, char **argv);
