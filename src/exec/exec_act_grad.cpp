@@ -179,7 +179,7 @@ at::Tensor masked_backward(torch::autograd::AutogradContext *ctx, const at::Tens
     if (may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
                   (at::ScalarType)ctx->saved_data["dtype"].toInt(), m.device())) {
         zero_masked(dy, m, true);
-        return take_bytes(dy);
+        return grad_donation().keep ? dy : take_bytes(dy);
     }
     return zero_masked(dy, m, false);
 }
@@ -207,7 +207,8 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
         at::Tensor dx;
         if (dy.defined() && ctx->saved_data["mask"].toBool()) {
             dx = masked_backward(ctx, dy, y);
-        } else if (dy.defined() && may_write(dy, y.sizes(), y.strides(), y.scalar_type(), y.device())) {
+        } else if (dy.defined() && (!grad_donation().keep || kind == ACT_RELU || kind == ACT_HARDTANH) &&
+                   may_write(dy, y.sizes(), y.strides(), y.scalar_type(), y.device())) {
             at::Tensor out = dy; // out= aliases the incoming gradient fully (TensorIterator allows it)
             switch (kind) {
             case ACT_RELU: at::threshold_backward_out(out, dy, y, 0); break;
@@ -216,7 +217,7 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
             case ACT_SIGMOID: at::sigmoid_backward_out(out, dy, y); break;
             default: at::tanh_backward_out(out, dy, y); break;
             }
-            dx = take_bytes(dy);
+            dx = grad_donation().keep ? dy : take_bytes(dy); // keep: the caller's gradient, now dx
         } else if (dy.defined()) {
             switch (kind) {
             case ACT_RELU: dx = at::threshold_backward(dy, y, 0); break;
@@ -346,6 +347,10 @@ bool run_act_mask(const Node *n, Stack &st) {
     st.clear();
     st.push_back(y);
     return true;
+}
+
+bool is_act_inplace_fn(const torch::autograd::Node *fn) {
+    return dynamic_cast<const torch::autograd::CppNode<ActGradInPlace> *>(fn) != nullptr;
 }
 
 } // namespace rkx

@@ -456,14 +456,23 @@ struct Runtime {
 };
 
 // ------------------------------------------------------ activation gradients in place (exec_act_grad.cpp)
+// fn is the backward of an in-place activation run by run_act_inplace (an
+// element-wise function of the incoming gradient and the saved result or mask).
+bool is_act_inplace_fn(const torch::autograd::Node *fn);
 
 // The gradient a backward call donates: its root function's incoming
 // gradient, when nothing outside autograd holds it (set by
 // Runtime::backward_consuming just before the root function runs, cleared
 // after it); moved: the bytes an in-place activation's backward took from it.
+// keep: the first part of a split backward, whose root is an in-place ReLU or
+// ReLU6 (is_act_inplace_fn): its backward may write into the gradient, which
+// the caller keeps for the second part (whose ReLU backward, zeroing the same
+// elements again, then leaves it as it is: idempotent), instead of making a
+// new tensor the size of the gradient in the first part.
 struct GradDonation {
     const c10::TensorImpl *impl = nullptr;
     int64_t moved = 0;
+    bool keep = false;
 };
 GradDonation &grad_donation();
 // Run n, an in-place activation merged into its owner's group (relu_,

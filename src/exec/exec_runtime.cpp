@@ -576,6 +576,7 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     at::Tensor g;
     size_t impl_refs = 0;
     int64_t freed = 0;
+    bool keep = false; // the gradient is the caller's after the backward (GradDonation.keep)
     const std::function<void()> *after = nullptr;
     bool exclusive() const {
         return g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1;
@@ -583,7 +584,8 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
         GradDonation &d = grad_donation();
-        if (d.moved > 0) {
+        if (keep) {
+        } else if (d.moved > 0) {
             freed = d.moved;
         } else if (exclusive()) {
             freed = (int64_t)g.storage().nbytes();
@@ -601,8 +603,10 @@ struct DonateGrad : torch::autograd::FunctionPreHook {
     size_t own = 0;
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override {
         grad_donation() = GradDonation();
-        if (h->impl_refs == own && !grads.empty() && grads[0].defined() && h->exclusive() && grads[0].is_same(h->g))
+        if (h->impl_refs == own && !grads.empty() && grads[0].defined() && h->exclusive() && grads[0].is_same(h->g)) {
             grad_donation().impl = h->g.unsafeGetTensorImpl();
+            grad_donation().keep = h->keep;
+        }
         return grads;
     }
 };
@@ -613,8 +617,11 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
                                     const std::vector<at::Tensor> &inputs, bool consume, bool retain) {
     if (roots.empty()) return 0;
     // The first part of a split backward neither frees nor donates the
-    // gradient: the second part reads it.
-    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 && consume ? roots[0].grad_fn() : nullptr;
+    // gradient: the second part reads it.  But an in-place ReLU at its root
+    // may write into it (GradDonation.keep).
+    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
+    bool keep = !consume && fn && is_act_inplace_fn(fn.get());
+    if (!consume && !keep) fn = nullptr;
     FreeConsumedGrad *h = nullptr;
     DonateGrad *donate = nullptr;
     uintptr_t key = 0;
@@ -635,6 +642,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         if (grads[0].defined() && grads[0].has_storage()) h->g = grads[0];
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
         h->after = &after_root;
+        h->keep = keep;
         key = fn->add_post_hook(std::move(hook));
         auto pre = std::make_unique<DonateGrad>();
         pre->h = h;

@@ -9,7 +9,8 @@ float32 and float64: keep-all, recompute-all and rockmate at the smallest budget
 run with gradients and output equal to the plain step bit for bit and the
 measured peak equal to the simulator's prediction; the split chain's smallest
 budget is below the unsplit one's; the simulator and solvers take the parts in
-either order; two training steps equal plain training.
+either order; two training steps equal plain training.  Groups with an in-place
+ReLU merged in (VGG's conv + relu_) split too.
 
 Run by tests/exec/run_exec_tests.sh with the Python of the build's torch."""
 import json
@@ -222,6 +223,57 @@ class TestPartsOrder(unittest.TestCase):
                             stale.add(op[1])
                 p = rk("simulate", c, rks, "--json")
                 self.assertEqual(p.returncode, 0, (algo, c, p.stderr))
+
+
+class ReluInPlaceCnn(torch.nn.Module):
+    """VGG's features: conv + ReLU(inplace=True), a max pool after the first
+    (that ReLU keeps a mask: docs/exec.md "ReLU keeps a mask"), then two more."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+        self.c = nn.ModuleList([nn.Conv2d(3 if i == 0 else 16, 16, 3, padding=1) for i in range(3)])
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.c[0](x), inplace=True), 2)
+        for conv in self.c[1:]:
+            x = F.relu(conv(x), inplace=True)
+        return self.head(x.mean((2, 3)))
+
+
+class TestReluInPlace(SplitBase):
+    """A group with an in-place ReLU merged in (VGG's conv + relu_): the ReLU's
+    backward runs in both parts, in place into the kept gradient in the first
+    (GradDonation.keep: zeroing the same elements again in the second changes
+    nothing), so neither part holds a second gradient-sized tensor, and the
+    split passes the tracer's checks.  Split: the head and the two convolutions
+    after the first (the first reads the model input); before, the head only."""
+
+    def run_model(self, name, dtype, train):
+        path, inputs = export(ReluInPlaceCnn(), name, (4, 3, 16, 16), dtype)
+        rkg, rkg_ns = os.path.join(TMP, name + ".rkg"), os.path.join(TMP, name + ".whole.rkg")
+        st, chain = trace(path, inputs, rkg)
+        trace(path, inputs, rkg_ns, "--no-split-bwd")
+        self.assertEqual(st["split_bwd"], 3, st)
+        self.assertEqual(len(split_nodes(chain)), 3)
+        self.assertEqual(st["split_bwd_unequal"], 0, st)
+        self.check_runs(path, inputs, rkg)
+        self.assertLessEqual(floor(rkg), floor(rkg_ns))
+        if not train:
+            return
+        rks = self.schedules(rkg)[2]  # rockmate at the floor: two Adam steps as plain training
+        out = {}
+        for what in (["--plain"], [rks]):
+            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
+            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
+        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
+
+    def test_cnn_float32(self):
+        self.run_model("relu_cnn32", torch.float32, train=False)
+
+    def test_cnn_float64(self):
+        self.run_model("relu_cnn64", torch.float64, train=True)
 
 
 class TestTrain(SplitBase):
