@@ -56,11 +56,12 @@ bool split_leaves(Model &M, Runtime &R, int g, std::vector<at::Tensor> &params, 
         return no("it has no single output with an autograd graph");
     FnPtr fn = S.p[0].proxy.grad_fn();
     while (fn && view_fn(fn->name()) && fn->next_edges().size() == 1) fn = fn->next_edges()[0].function;
-    // An in-place activation merged into the group (VGG's and AlexNet's
+    // An in-place activation merged into the group (VGG's and SqueezeNet's
     // convolution + relu_): its backward, element-wise from the saved result
-    // or mask, runs in both parts (in the first into a new tensor, the
-    // incoming gradient being the second's; in the second in place when
-    // donated), before the convolution's part.
+    // or mask, runs in both parts before the convolution's part — a ReLU's in
+    // the first into the kept incoming gradient (GradDonation.keep), in the
+    // second again, changing nothing; another activation's in the first into
+    // a new tensor.
     if (fn && is_act_inplace_fn(fn.get()) && fn->next_edges().size() == 1 && fn->next_edges()[0].function)
         fn = fn->next_edges()[0].function;
     if (!fn || !two_part_fn(fn->name()))
