@@ -171,6 +171,7 @@ static int64_t optimizer_bytes(torch::optim::Optimizer &opt) {
 static void train_step(rk_train &T, rk_train_step_result *r) {
     Model &M = T.M;
     Mem A(M);
+    NondeterminismWatch watch; // this step's kernels without a deterministic implementation
     std::vector<at::Tensor> in = step_inputs(T, T.steps);
     int64_t input_bytes = 0;
     for (size_t i = 0; i < in.size(); i++) {
@@ -213,6 +214,7 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
     r->allocated = A.cur();
     param_memory(M, &r->param_bytes, &r->param_grad_bytes, &r->buffer_bytes);
     r->optimizer_bytes = optimizer_bytes(*T.opt);
+    watch.copy_names(r->nondeterministic_kernels, sizeof r->nondeterministic_kernels);
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {

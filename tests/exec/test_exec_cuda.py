@@ -86,6 +86,14 @@ def nondeterministic_kernel_named(tmp):
     assert p.returncode in (0, 1), p.stderr
     assert "without a deterministic implementation on this device ran (adaptive_avg_pool2d_backward_cuda)" in p.stdout, p.stdout
     assert "does not have a deterministic implementation" not in p.stderr, p.stderr  # named once, not per step
+    # train: named once over the steps (summary --json and one note), not a warning per call
+    p = subprocess.run([RKMATE, "train", model, "--plain", "--chain", chain, *inputs, "--steps", "3", "--json"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    summ = json.loads(p.stdout.strip().splitlines()[-1])
+    assert summ["nondeterministic_kernels"].split() == ["adaptive_avg_pool2d_backward_cuda"], summ
+    assert p.stderr.count("kernels without a deterministic implementation") == 1, p.stderr
+    assert "does not have a deterministic implementation" not in p.stderr, p.stderr
     print(f"ok: adaptive_avg_pool2d's backward named as nondeterministic (plain step repeatable: "
           f"{r['plain_repeatable']}, gradients equal: {r['grads_equal']})")
 

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "rk_exec.h"
 #include "rk_graph.h"
+#include "solve_cli.h"
 #include "torch_cli.h"
 
 enum { T_STEPS = 1200, T_OPTIM, T_LR, T_WD, T_MOMENTUM, T_DATA, T_SAVE, T_PLAIN };
@@ -62,6 +63,30 @@ static void progress(int done, int total, const rk_train_step_result *r, double 
             w - fill, "", done, total, r->loss, rk_format_bytes(r->peak, pk, sizeof pk), eta);
     if (done == total) fputc('\n', stderr);
     fflush(stderr);
+}
+
+/* Append to dst (size n) each space-separated word of words it does not hold yet. */
+static void add_words(char *dst, size_t n, const char *words) {
+    const char *p = words;
+    while (*p) {
+        while (*p == ' ') p++;
+        size_t len = strcspn(p, " ");
+        if (len == 0) break;
+        int have = 0;
+        for (const char *q = dst; *q && !have;) {
+            size_t l2 = strcspn(q, " ");
+            have = l2 == len && !strncmp(q, p, len);
+            q += l2;
+            while (*q == ' ') q++;
+        }
+        size_t used = strlen(dst);
+        if (!have && used + len + 2 <= n) {
+            if (used) dst[used++] = ' ';
+            memcpy(dst + used, p, len);
+            dst[used + len] = 0;
+        }
+        p += len;
+    }
 }
 
 int rk_cmd_train(int argc, char **argv) {
@@ -189,6 +214,7 @@ int rk_cmd_train(int argc, char **argv) {
     double first_loss = 0, last_loss = 0;
     rk_train_step_result last;
     memset(&last, 0, sizeof last);
+    char nondet[512] = ""; /* the kernels without a deterministic implementation, over all steps */
     for (long i = 0; i < steps; i++) {
         rk_train_step_result r;
         if ((s = rk_train_step(t, &r, &err)) != RK_OK) {
@@ -203,6 +229,7 @@ int rk_cmd_train(int argc, char **argv) {
         last_loss = r.loss;
         last_alloc = r.allocated;
         last = r;
+        add_words(nondet, sizeof nondet, r.nondeterministic_kernels);
         if (json) {
             printf("{\"step\": %d, \"loss\": %.17g, \"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld, "
                    "\"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
@@ -220,6 +247,11 @@ int rk_cmd_train(int argc, char **argv) {
                    rk_format_bytes(r.peak, pk, sizeof pk));
         }
     }
+    if (nondet[0])
+        fprintf(stderr,
+                "rkmate %s: note: kernels without a deterministic implementation on this device ran (%s): the "
+                "steps' results may differ from run to run, plain training's own included\n",
+                cmd, nondet);
     if (save && (s = rk_train_save(t, save, &err)) != RK_OK) {
         code = cli_report(cmd, s, &err);
         goto done;
@@ -239,7 +271,12 @@ int rk_cmd_train(int argc, char **argv) {
                (long long)last.param_grad_bytes, (long long)last.buffer_bytes, (long long)last.optimizer_bytes);
         if (sched_path)
             printf(", \"predicted_peak\": %lld, \"budget\": %lld", (long long)sim.peak, (long long)sc.budget);
-        printf(", \"saved\": %s%s%s}\n", save ? "\"" : "", save ? save : "null", save ? "\"" : "");
+        printf(", \"nondeterministic_kernels\": ");
+        solve_cli_json_str(stdout, nondet);
+        printf(", \"saved\": ");
+        if (save) solve_cli_json_str(stdout, save);
+        else printf("null");
+        printf("}\n");
     } else if (!quiet) {
         char a[32], b[32];
         printf("trained %ld steps (%s): loss %.9g -> %.9g; peak activations %s (predicted %s); "
