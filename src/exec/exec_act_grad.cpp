@@ -73,6 +73,11 @@ at::Tensor take_bytes(const at::Tensor &dy) {
     return dx;
 }
 
+// dy, written in place with the backward's result: the caller's still
+// (GradDonation.keep: a split backward's first part), else its bytes moved to
+// a new tensor that only the engine holds.
+at::Tensor hand_on_written(const at::Tensor &dy) { return grad_donation().keep ? dy : take_bytes(dy); }
+
 // The flat loops of the mask path, vectorized (at -O2 GCC does not by
 // itself): the mask `p <= lo` (or `p <= lo || p >= hi`), and the gradient
 // with the masked elements +0.0 as the bits of dy ANDed with all ones or
@@ -179,7 +184,7 @@ at::Tensor masked_backward(torch::autograd::AutogradContext *ctx, const at::Tens
     if (may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
                   (at::ScalarType)ctx->saved_data["dtype"].toInt(), m.device())) {
         zero_masked(dy, m, true);
-        return grad_donation().keep ? dy : take_bytes(dy);
+        return hand_on_written(dy);
     }
     return zero_masked(dy, m, false);
 }
@@ -217,7 +222,7 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
             case ACT_SIGMOID: at::sigmoid_backward_out(out, dy, y); break;
             default: at::tanh_backward_out(out, dy, y); break;
             }
-            dx = grad_donation().keep ? dy : take_bytes(dy); // keep: the caller's gradient, now dx
+            dx = hand_on_written(dy);
         } else if (dy.defined()) {
             switch (kind) {
             case ACT_RELU: dx = at::threshold_backward(dy, y, 0); break;

@@ -38,7 +38,8 @@ namespace rkx {
 // Context::alertNotDeterministic).
 static const char NONDETERMINISTIC[] = " does not have a deterministic implementation";
 
-NondeterminismWatch::NondeterminismWatch() : prev(c10::WarningUtils::get_warning_handler()) {
+NondeterminismWatch::NondeterminismWatch(std::set<std::string> *into)
+    : kernels(into ? *into : own), prev(c10::WarningUtils::get_warning_handler()) {
     c10::WarningUtils::set_warning_handler(this);
 }
 

@@ -191,11 +191,13 @@ struct PauseTracking {
 // warn_only), which --device cuda sets) are collected by kernel name instead
 // of printed; every other warning goes on to the handler that was there.  The
 // autograd engine replays its worker threads' warnings on the thread that
-// called backward, so a backward kernel is seen too.
+// called backward, so a backward kernel is seen too.  The names go into
+// `into` when given (a training session's, over its steps), else its own set.
 struct NondeterminismWatch : c10::WarningHandler {
-    std::set<std::string> kernels;
+    std::set<std::string> own;
+    std::set<std::string> &kernels;
     c10::WarningHandler *prev;
-    NondeterminismWatch();
+    explicit NondeterminismWatch(std::set<std::string> *into = nullptr);
     ~NondeterminismWatch() override;
     void process(const c10::Warning &w) override;
     // the names, space-separated and sorted ("" for none), into out (cut short with " ...")

@@ -584,7 +584,7 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
         GradDonation &d = grad_donation();
-        if (keep) {
+        if (keep) { // the caller's gradient: nothing freed
         } else if (d.moved > 0) {
             freed = d.moved;
         } else if (exclusive()) {

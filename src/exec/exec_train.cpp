@@ -28,8 +28,9 @@ struct rk_train {
     rk_train_options to{};
     std::vector<rkx::NpyStream> data;
     int steps = 0;
-    int loss_op = -1;
-    at::Tensor rng_before;              // the generator's state when the session opened                   // index of the schedule's loss node
+    int loss_op = -1;                   // index of the schedule's loss node
+    at::Tensor rng_before;              // the generator's state when the session opened
+    std::set<std::string> nondeterministic; // kernels without a deterministic implementation, all steps
     std::unique_ptr<rkx::Runtime> half; // a step split at the loss (rk_exec_torch.h), between its halves
 };
 
@@ -171,7 +172,7 @@ static int64_t optimizer_bytes(torch::optim::Optimizer &opt) {
 static void train_step(rk_train &T, rk_train_step_result *r) {
     Model &M = T.M;
     Mem A(M);
-    NondeterminismWatch watch; // this step's kernels without a deterministic implementation
+    NondeterminismWatch watch(&T.nondeterministic);
     std::vector<at::Tensor> in = step_inputs(T, T.steps);
     int64_t input_bytes = 0;
     for (size_t i = 0; i < in.size(); i++) {

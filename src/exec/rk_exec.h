@@ -202,10 +202,10 @@ typedef struct {
     int64_t buffer_bytes;        /* buffers (BatchNorm running statistics, ...) */
     int64_t optimizer_bytes;     /* the optimizer's state after the step (Adam's two moments,
                                     SGD's momentum buffers) */
-    char nondeterministic_kernels[256]; /* "" or the kernels PyTorch said, during this step, have no
-                                    deterministic implementation on this device (as
-                                    rk_run_result.nondeterministic_kernels): the step's result may
-                                    then differ from run to run */
+    char nondeterministic_kernels[256]; /* "" or the kernels PyTorch said, during this step or an
+                                    earlier one of the session, have no deterministic implementation
+                                    on this device (as rk_run_result.nondeterministic_kernels): the
+                                    steps' results may then differ from run to run */
 } rk_train_step_result;
 
 typedef struct rk_train rk_train;

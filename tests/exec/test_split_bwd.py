@@ -132,6 +132,17 @@ class SplitBase(unittest.TestCase):
         self.assertLess(floor(rkg), floor(rkg_ns))
         return path, inputs, rkg, chain
 
+    def check_trains_as_plain(self, path, rkg):
+        """Two Adam steps with rockmate's schedule at the floor: parameters and
+        buffers as plain training's, bit for bit."""
+        rks = self.schedules(rkg)[2]
+        out = {}
+        for what in (["--plain"], [rks]):
+            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
+            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
+        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
+        self.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+
 
 class TestCnn(SplitBase):
     def test_float32(self):
@@ -260,14 +271,8 @@ class TestReluInPlace(SplitBase):
         self.assertEqual(st["split_bwd_unequal"], 0, st)
         self.check_runs(path, inputs, rkg)
         self.assertLessEqual(floor(rkg), floor(rkg_ns))
-        if not train:
-            return
-        rks = self.schedules(rkg)[2]  # rockmate at the floor: two Adam steps as plain training
-        out = {}
-        for what in (["--plain"], [rks]):
-            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
-            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
-        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
+        if train:
+            self.check_trains_as_plain(path, rkg)
 
     def test_cnn_float32(self):
         self.run_model("relu_cnn32", torch.float32, train=False)
@@ -282,13 +287,7 @@ class TestTrain(SplitBase):
         rkg = os.path.join(TMP, "train.rkg")
         _, chain = trace(path, inputs, rkg)
         self.assertTrue(split_nodes(chain))
-        rks = self.schedules(rkg)[2]   # rockmate at the floor
-        out = {}
-        for what in (["--plain"], [rks]):
-            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
-            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
-        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
-        self.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+        self.check_trains_as_plain(path, rkg)
 
 
 if __name__ == "__main__":

@@ -189,6 +189,11 @@ def mib(x):
     return f"{x / 2**20:.1f}"
 
 
+def grads_equal(r):
+    """keep-all's gradients, and rockmate's at 50 % where it ran, equal the plain step's."""
+    return bool(r["grads_keep"] and r.get("grads_rk50", True))
+
+
 def not_repeatable(r):
     """The plain step gave other gradients when run twice, or ran kernels
     PyTorch says have no deterministic implementation on the device."""
@@ -219,7 +224,7 @@ def table(rows, fractions, algos):
             fp, pct = r["floor_peak"], lambda v: v / r["plain"] * 100
             floor += (f"; peak at {fp['node']} {fp['phase']}: own {pct(fp['own']):.0f} % "
                       f"(temporary {pct(fp['temporary']):.0f} %), held {pct(fp['held']):.0f} %")
-        g = "equal" if r["grads_keep"] and r.get("grads_rk50", True) else "**DIFFER**"
+        g = "equal" if grads_equal(r) else "**DIFFER**"
         if g != "equal" and not_repeatable(r):  # no bit-for-bit reference: the plain step differs from itself
             g += " (the plain step is not repeatable" + (
                 f": {r['nondeterministic']} has no deterministic kernel" if r.get("nondeterministic") else "") + ")"
@@ -352,8 +357,8 @@ def summary(rows, fractions, algos):
         ok = [r for r in rs if "error" not in r]
         fits = lambda r, al, f: bool(r["solves"].get(f"{al}@{f}", {}).get("fits"))
         keep_ok = sum(r["keep_ratio"] <= 1.001 for r in ok)
-        grads = sum(bool(r["grads_keep"] and r.get("grads_rk50", True)) for r in ok)
-        unrepeatable = sum(not_repeatable(r) and not (r["grads_keep"] and r.get("grads_rk50", True)) for r in ok)
+        grads = sum(grads_equal(r) for r in ok)
+        unrepeatable = sum(not_repeatable(r) and not grads_equal(r) for r in ok)
         grads_text = f"{grads}/{len(ok)}" + (f" ({unrepeatable} differing: plain step not repeatable)"
                                               if unrepeatable else "")
         trained = [r for r in ok if "train_params_equal" in r]

@@ -109,7 +109,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     if (s != RK_OK) return cli_report(cmd, s, &err);
     torch_cli_rnn_warning(cmd, &ts);
     torch_cli_split_warning(cmd, &ts);
-    torch_cli_nondeterminism_note(cmd, &ts);
+    torch_cli_nondeterminism_note(stderr, "rkmate optimize: note", ts.nondeterministic_kernels);
     int code = CLI_OK;
     rk_solver *sv = NULL;
     solve_progress *pg = NULL;

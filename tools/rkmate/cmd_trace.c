@@ -111,7 +111,7 @@ int rk_cmd_trace(int argc, char **argv) {
     }
     torch_cli_rnn_warning(cmd, &st);
     torch_cli_split_warning(cmd, &st);
-    torch_cli_nondeterminism_note(cmd, &st);
+    torch_cli_nondeterminism_note(stderr, "rkmate trace: note", st.nondeterministic_kernels);
     if (co.json) print_trace_stats(stdout, &st, &ch, 1);
     if (!co.quiet) {
         print_trace_stats(stderr, &st, &ch, 0);

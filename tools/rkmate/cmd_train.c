@@ -65,30 +65,6 @@ static void progress(int done, int total, const rk_train_step_result *r, double 
     fflush(stderr);
 }
 
-/* Append to dst (size n) each space-separated word of words it does not hold yet. */
-static void add_words(char *dst, size_t n, const char *words) {
-    const char *p = words;
-    while (*p) {
-        while (*p == ' ') p++;
-        size_t len = strcspn(p, " ");
-        if (len == 0) break;
-        int have = 0;
-        for (const char *q = dst; *q && !have;) {
-            size_t l2 = strcspn(q, " ");
-            have = l2 == len && !strncmp(q, p, len);
-            q += l2;
-            while (*q == ' ') q++;
-        }
-        size_t used = strlen(dst);
-        if (!have && used + len + 2 <= n) {
-            if (used) dst[used++] = ' ';
-            memcpy(dst + used, p, len);
-            dst[used + len] = 0;
-        }
-        p += len;
-    }
-}
-
 int rk_cmd_train(int argc, char **argv) {
     const char *cmd = "train";
     common_opts co;
@@ -214,7 +190,6 @@ int rk_cmd_train(int argc, char **argv) {
     double first_loss = 0, last_loss = 0;
     rk_train_step_result last;
     memset(&last, 0, sizeof last);
-    char nondet[512] = ""; /* the kernels without a deterministic implementation, over all steps */
     for (long i = 0; i < steps; i++) {
         rk_train_step_result r;
         if ((s = rk_train_step(t, &r, &err)) != RK_OK) {
@@ -229,7 +204,6 @@ int rk_cmd_train(int argc, char **argv) {
         last_loss = r.loss;
         last_alloc = r.allocated;
         last = r;
-        add_words(nondet, sizeof nondet, r.nondeterministic_kernels);
         if (json) {
             printf("{\"step\": %d, \"loss\": %.17g, \"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld, "
                    "\"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
@@ -247,11 +221,7 @@ int rk_cmd_train(int argc, char **argv) {
                    rk_format_bytes(r.peak, pk, sizeof pk));
         }
     }
-    if (nondet[0])
-        fprintf(stderr,
-                "rkmate %s: note: kernels without a deterministic implementation on this device ran (%s): the "
-                "steps' results may differ from run to run, plain training's own included\n",
-                cmd, nondet);
+    torch_cli_nondeterminism_note(stderr, "rkmate train: note", last.nondeterministic_kernels);
     if (save && (s = rk_train_save(t, save, &err)) != RK_OK) {
         code = cli_report(cmd, s, &err);
         goto done;
@@ -272,7 +242,7 @@ int rk_cmd_train(int argc, char **argv) {
         if (sched_path)
             printf(", \"predicted_peak\": %lld, \"budget\": %lld", (long long)sim.peak, (long long)sc.budget);
         printf(", \"nondeterministic_kernels\": ");
-        solve_cli_json_str(stdout, nondet);
+        solve_cli_json_str(stdout, last.nondeterministic_kernels);
         printf(", \"saved\": ");
         if (save) solve_cli_json_str(stdout, save);
         else printf("null");

@@ -106,10 +106,7 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
                                                                        : "NOT repeatable (non-deterministic kernels)");
     if (r->checked && r->grads_differing_names[0])
         printf("check: differing (parameter:largest absolute difference): %s\n", r->grads_differing_names);
-    if (r->nondeterministic_kernels[0])
-        printf("%s: kernels without a deterministic implementation on this device ran (%s): gradients may differ "
-               "from step to step, the plain step's own included\n",
-               r->checked ? "check" : "note", r->nondeterministic_kernels);
+    torch_cli_nondeterminism_note(stdout, r->checked ? "check" : "note", r->nondeterministic_kernels);
 }
 
 /* The executor's options shared by run and optimize (--check, --loss,
@@ -153,12 +150,12 @@ void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st) {
     fputc('\n', stderr);
 }
 
-void torch_cli_nondeterminism_note(const char *cmd, const rk_trace_stats *st) {
-    if (!st->nondeterministic_kernels[0]) return;
-    fprintf(stderr,
-            "rkmate %s: note: kernels without a deterministic implementation on this device ran (%s): measured "
-            "times and gradients may differ from step to step, the plain step's own included\n",
-            cmd, st->nondeterministic_kernels);
+void torch_cli_nondeterminism_note(FILE *f, const char *prefix, const char *kernels) {
+    if (!kernels[0]) return;
+    fprintf(f,
+            "%s: kernels without a deterministic implementation on this device ran (%s): gradients may differ "
+            "from step to step, the plain step's own included\n",
+            prefix, kernels);
 }
 
 void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st) {

@@ -65,9 +65,11 @@ void torch_cli_rnn_warning(const char *cmd, const rk_trace_stats *st);
 /* Same for a backward kept whole because its parts' gradients differed
  * (rk_trace_stats.split_warning). */
 void torch_cli_split_warning(const char *cmd, const rk_trace_stats *st);
-/* A note on stderr naming the kernels without a deterministic implementation
- * that the trace ran (CUDA), if any. */
-void torch_cli_nondeterminism_note(const char *cmd, const rk_trace_stats *st);
+/* The sentence naming `kernels` (rk_trace_stats, rk_run_result,
+ * rk_train_step_result .nondeterministic_kernels: those without a
+ * deterministic implementation on the device that ran), after `prefix`,
+ * into f; nothing when there are none. */
+void torch_cli_nondeterminism_note(FILE *f, const char *prefix, const char *kernels);
 
 int rk_cmd_trace(int argc, char **argv);
 int rk_cmd_run(int argc, char **argv);
