@@ -49,3 +49,14 @@ def check_peak(tc, r, slack=64, what=""):
     tc.assertLessEqual(r["measured_peak"], r["predicted_peak"] + slack, f"{what}: {r}")
     shared = r["shared_grad_bytes"]
     tc.assertGreaterEqual(r["measured_peak"], r["predicted_peak"] - slack - shared, f"{what}: {r}")
+
+
+def check_trains_as_plain(tc, path, rkg, rks):
+    """Two Adam steps with the schedule rks and two of plain training, each
+    `rkmate train --json`: parameters and buffers equal bit for bit."""
+    out = {}
+    for what in (["--plain"], [rks]):
+        p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
+        out[what[0]] = json.loads(p.stdout.splitlines()[-1])
+    tc.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
+    tc.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])

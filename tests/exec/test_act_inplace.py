@@ -19,7 +19,7 @@ import unittest
 
 import torch
 
-from rk_cli import check_peak, rk, schedules  # tests/exec/rk_cli.py
+from rk_cli import check_peak, check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-act-")
 F = torch.nn.functional
@@ -171,12 +171,7 @@ class TestBnRelu(ActBase):
     def test_training_step_bn_statistics(self):
         path, inputs, rkg, _ = export(BnRelu(), "bn_relu_train", (2, 3, 16, 16))
         rks = self.schedules(rkg)[1]   # recompute-all: BatchNorm runs again before each backward
-        out = {}
-        for what in (["--plain"], [rks]):
-            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
-            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
-        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
-        self.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+        check_trains_as_plain(self, path, rkg, rks)
 
 
 class TestOthers(ActBase):

@@ -20,7 +20,7 @@ import unittest
 
 import torch
 
-from rk_cli import check_peak, min_budget, rk, schedules  # tests/exec/rk_cli.py
+from rk_cli import check_peak, check_trains_as_plain, min_budget, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-split-")
 F = torch.nn.functional
@@ -133,15 +133,8 @@ class SplitBase(unittest.TestCase):
         return path, inputs, rkg, chain
 
     def check_trains_as_plain(self, path, rkg):
-        """Two Adam steps with rockmate's schedule at the floor: parameters and
-        buffers as plain training's, bit for bit."""
-        rks = self.schedules(rkg)[2]
-        out = {}
-        for what in (["--plain"], [rks]):
-            p = rk("train", path, *what, "--chain", rkg, "--json", "--steps", "2", "--optimizer", "adam", check=0)
-            out[what[0]] = json.loads(p.stdout.splitlines()[-1])
-        self.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
-        self.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+        """Two Adam steps with rockmate's schedule at the floor, as plain training's."""
+        check_trains_as_plain(self, path, rkg, self.schedules(rkg)[2])
 
 
 class TestCnn(SplitBase):
