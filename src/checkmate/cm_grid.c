@@ -167,7 +167,7 @@ static void solve_one(const rk_checkmate_model *m, const rk_checkmate_params *p,
         b->skipped = 1; /* left unsolved: a later call may solve it */
         return;
     }
-    if (p->ilp_max_cols > 0 && rk_checkmate_model_num_cols(m) > p->ilp_max_cols) {
+    if (cm_model_no_ilp(m, p)) {
         b->state = B_UNKNOWN; /* too large for an ILP: no schedule here */
         b->owner = -1;
         return;
@@ -390,10 +390,13 @@ static rk_status greedy_seeds(rk_checkmate_grid *gr, cm_greedy_runs **runs, rk_e
     return RK_OK;
 }
 
-rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p, rk_checkmate_grid **out,
-                                rk_error *err) {
+/* rk_checkmate_grid_new; *too_large = 1 when it fails because g's model is
+ * too large (cm_model_build). */
+static rk_status grid_new(const rk_graph *g, const rk_checkmate_params *p, rk_checkmate_grid **out, int *too_large,
+                          rk_error *err) {
     double w0 = cm_now();
     *out = NULL;
+    *too_large = 0;
     rk_checkmate_grid *gr = calloc(1, sizeof *gr);
     if (!gr) return rk_fail(err, RK_ENOMEM, "out of memory");
     if (p) gr->p = *p;
@@ -405,10 +408,13 @@ rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p,
     gr->P = P;
     gr->S = S;
     cm_greedy_runs *runs = NULL; /* the greedy's runs, for the min peak and the seeds */
-    rk_status r = rk_checkmate_model_build(g, &gr->m, err);
+    /* a model that gets no ILP (ilp_max_cols) is made without its rows (its
+     * memory rows alone are steps x data terms); one past max_model_cols is
+     * not made */
+    rk_status r = cm_model_build(g, gr->p.ilp_max_cols, gr->p.max_model_cols, &gr->m, too_large, err);
     if (r) goto fail;
     int n_greedy = gr->p.greedy_step > 0 ? P / gr->p.greedy_step + 2 : 0;
-    if (n_greedy > 0 && gr->p.ilp_max_cols > 0 && rk_checkmate_model_num_cols(gr->m) > gr->p.ilp_max_cols) {
+    if (n_greedy > 0 && cm_model_no_ilp(gr->m, &gr->p)) {
         r = cm_greedy_runs_new(gr->m, &runs, err); /* the min peak is the greedy's too */
         if (r) goto fail;
     }
@@ -514,6 +520,12 @@ fail:
     cm_greedy_runs_free(runs);
     rk_checkmate_grid_free(gr);
     return r;
+}
+
+rk_status rk_checkmate_grid_new(const rk_graph *g, const rk_checkmate_params *p, rk_checkmate_grid **out,
+                                rk_error *err) {
+    int too_large;
+    return grid_new(g, p, out, &too_large, err);
 }
 
 void rk_checkmate_grid_size(const rk_checkmate_grid *gr, int *grid_peak, int *grid_save) {
@@ -846,11 +858,13 @@ rk_status rk_checkmate_chain_grids(const rk_chain *ch, const rk_checkmate_params
     char *used = calloc((size_t)nc + 1, 1);
     rk_status *rs = calloc((size_t)nc + 1, sizeof *rs);
     rk_error *es = calloc((size_t)nc + 1, sizeof *es);
-    if (!gs || !used || !rs || !es) {
+    int *big = calloc((size_t)nc + 1, sizeof *big);
+    if (!gs || !used || !rs || !es || !big) {
         free(gs);
         free(used);
         free(rs);
         free(es);
+        free(big);
         return rk_fail(err, RK_ENOMEM, "out of memory");
     }
     for (int k = 0; k < ch->n_blocks; k++) used[ch->blocks[k].cls] = 1;
@@ -863,17 +877,28 @@ rk_status rk_checkmate_chain_grids(const rk_chain *ch, const rk_checkmate_params
         char prefix[256];
         snprintf(prefix, sizeof prefix, "%s_c%d", p->export_prefix ? p->export_prefix : "class", c);
         pc.export_prefix = prefix;
-        rs[c] = rk_checkmate_grid_new(&ch->classes[c], &pc, &gs[c], &es[c]);
+        rs[c] = grid_new(&ch->classes[c], &pc, &gs[c], &big[c], &es[c]);
     }
     rk_status r = RK_OK;
-    for (int c = 0; c < nc && !r; c++)
+    for (int c = 0; c < nc && !r; c++) {
+        if (rs[c] && big[c]) {
+            /* too large for rk-Checkmate: the class keeps the DP's built-in
+             * options (the log line does not start with "rk-Checkmate:",
+             * which a caller may count as an ILP) */
+            rk_log_printf(&p->log, RK_LOG_WARNING, "rockmate: class %d: no rk-Checkmate options: %.900s", c,
+                          es[c].msg);
+            rs[c] = RK_OK;
+            continue;
+        }
         if (rs[c]) {
             r = rs[c];
             rk_fail(err, r, "class %d: %.900s", c, es[c].msg);
         }
+    }
     free(used);
     free(rs);
     free(es);
+    free(big);
     if (r) {
         rk_checkmate_chain_grids_free(nc, gs);
         return r;

@@ -99,7 +99,33 @@ struct rk_checkmate_model {
      * names + name_at[j] for column j, names + name_at[n_cols + i] for row i */
     char *names;
     long *name_at;
+    /* 1: built without rows and names (more columns than cm_model_build's
+     * ilp_max_cols): columns and steps for decoding, replay and the greedy,
+     * no LP */
+    int no_lp;
+    int too_big;      /* m_commit refused a term past CM_MAX_TERMS */
 };
+
+/* The most terms (12 bytes each, and as much again while the arena grows)
+ * and knapsack records a model holds: about 1.5 GiB.  The memory rows are
+ * the bulk: a row per step over the data that may be present, steps x data
+ * (densenet201's largest block, 531 nodes and 64 637 steps: 55 M; the one
+ * 2327-node block of a GRU seq2seq whose recurrences are unrolled, 1.27 M
+ * steps: billions). */
+#define CM_MAX_TERMS (1L << 27)
+
+/* rk_checkmate_model_build with limits.  ilp_max_cols > 0: once the model
+ * has more columns (no ILP will be solved on it), the rest is built without
+ * rows (m->no_lp): the memory rows are steps x data terms.  max_cols > 0: a
+ * model with more columns (estimated before the model is made, then
+ * counted) is too large; so is one whose memory rows pass CM_MAX_TERMS.  Too
+ * large: RK_ENOMEM with a message naming its size and the limit, and
+ * *too_large (may be NULL) = 1. */
+rk_status cm_model_build(const rk_graph *g, int ilp_max_cols, long max_cols, rk_checkmate_model **out,
+                         int *too_large, rk_error *err);
+/* No ILP on m: built without rows, or more columns than p->ilp_max_cols
+ * (> 0). */
+int cm_model_no_ilp(const rk_checkmate_model *m, const rk_checkmate_params *p);
 
 /* Emit the LP; peak_var != 0 makes M_peak a column (index n_cols) minimised
  * instead (min-peak ILP, time objective dropped); fwd_extra bytes are added

@@ -115,6 +115,10 @@ static void lin_normalize(lin *l) {
 
 static int m_commit(rk_checkmate_model *m, lin *l, cm_expr *e) {
     lin_normalize(l);
+    if ((long)m->n_terms + l->n > CM_MAX_TERMS) {
+        m->too_big = 1;
+        return -1;
+    }
     if (m->n_terms + l->n > m->cap_terms) {
         int nc = m->cap_terms ? m->cap_terms : 1024;
         while (nc < m->n_terms + l->n) nc *= 2;
@@ -163,6 +167,7 @@ static const char FAMS[] = CM_FAMILIES;
 /* Add a row lb <= l <= ub.  Constant rows are checked (FIXED) or recorded
  * (PEAK: fixed_peak).  Returns -1 on OOM. */
 static int m_row(rk_checkmate_model *m, lin *l, double lb, double ub, cm_rhs kind, char fam, int t, int a, int b) {
+    if (m->no_lp) return 0; /* rows are the LP's only */
     lin_normalize(l);
     if (l->n == 0) {
         if (kind == CM_RHS_PEAK) {
@@ -268,6 +273,9 @@ void rk_checkmate_model_free(rk_checkmate_model *m) {
 }
 
 int rk_checkmate_model_num_cols(const rk_checkmate_model *m) { return m->n_cols; }
+int cm_model_no_ilp(const rk_checkmate_model *m, const rk_checkmate_params *p) {
+    return m->no_lp || (p->ilp_max_cols > 0 && m->n_cols > p->ilp_max_cols);
+}
 int rk_checkmate_model_num_rows(const rk_checkmate_model *m) { return m->n_rows; }
 
 /* ---------------------------------------------------------------- build */
@@ -416,7 +424,32 @@ static int m_names(rk_checkmate_model *m) {
 }
 
 rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, rk_error *err) {
+    return cm_model_build(g, 0, 0, out, NULL, err);
+}
+
+/* The model is too large (cm_model_build): RK_ENOMEM, *too_large = 1 and
+ * what passed which limit. */
+static rk_status too_large_fail(const rk_graph *g, int *too_large, rk_error *err, long steps, long cols,
+                                const char *what, long limit) {
+    if (too_large) *too_large = 1;
+    return rk_fail(err, RK_ENOMEM,
+                   "rk-Checkmate: the model of this %d-node, %d-data graph is too large (%ld steps, %ld "
+                   "columns): %s would pass %ld",
+                   g->n_c, g->n_d, steps, cols, what, limit);
+}
+
+/* The terms stage t's memory rows and knapsack records would add: each of
+ * its steps has a row over every data's presence expression (cur). */
+static long stage_memory_terms(const rk_checkmate_model *m, int s0, int s1, const cm_expr *cur) {
+    long per = 4;
+    for (int d = 0; d < m->g->n_d; d++) per += cur[d].n + 1;
+    return (long)(s1 - s0) * 2 * per;
+}
+
+rk_status cm_model_build(const rk_graph *g, int ilp_max_cols, long max_cols, rk_checkmate_model **out,
+                         int *too_large, rk_error *err) {
     *out = NULL;
+    if (too_large) *too_large = 0;
     if (!g || !g->finalized) return rk_fail(err, RK_EINPUT, "rk-Checkmate: graph not finalized");
     rk_status r = RK_OK;
     int T = g->n_c, D = g->n_d;
@@ -428,7 +461,8 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     int *last_prod = malloc((size_t)(D + 1) * sizeof(int));
     char *is_in = calloc((size_t)D + 1, 1), *is_ig = calloc((size_t)D + 1, 1);
     touch_list *tl = calloc((size_t)D + 1, sizeof *tl);
-    int *R = malloc((size_t)T * (size_t)T * sizeof(int));
+    int *R = NULL; /* R[t * T + k]: made once the model's size is known to fit */
+    long est_steps = 0, est_cols = 0, est_terms = 0;
     int *Pcur = malloc((size_t)(D + 1) * sizeof(int)), *Pnext = malloc((size_t)(D + 1) * sizeof(int));
     tmp_ev *cre = NULL, *del = NULL, *aft = NULL;
     int n_cre = 0, cap_cre = 0, n_del = 0, cap_del = 0, n_aft = 0, cap_aft = 0;
@@ -436,7 +470,7 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     char *fixedd = calloc((size_t)D + 1, 1);
     lin a = {0}, l = {0}, U = {0};
     int *mark = calloc((size_t)T + 1, sizeof(int));
-    OOM_IF(!m || !pos || !need || !ufwd || !first_prod || !last_prod || !is_in || !is_ig || !tl || !R || !Pcur ||
+    OOM_IF(!m || !pos || !need || !ufwd || !first_prod || !last_prod || !is_in || !is_ig || !tl || !Pcur ||
            !Pnext || !mark || !cur || !fixedd);
     m->g = g;
     m->T = T;
@@ -562,6 +596,63 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             if (tl[d].is_use[j] && g->c[g->topo[tl[d].pos[j]]].kind == RK_C_FWD && ufwd[tl[d].pos[j]] > need[d])
                 need[d] = ufwd[tl[d].pos[j]];
 
+    /* the model's size before it is made: a step per stage and per R
+     * column (forward node k at a stage t in (k, ufwd[k]]), a presence (P)
+     * column per data and stage where its presence is free (the C and X
+     * columns of the events come on top), and the memory rows: each step's
+     * row has a term per data whose presence is free at its stage */
+    {
+        long *at = calloc((size_t)T + 2, sizeof *at), *fr = calloc((size_t)T + 2, sizeof *fr);
+        if (!at || !fr) {
+            free(at);
+            free(fr);
+            OOM_IF(1);
+        }
+        for (int k = 0; k < m->n_fwd; k++) {
+            int last = ufwd[k] < T - 1 ? ufwd[k] : T - 1;
+            if (last <= k) continue;
+            at[k + 1]++;
+            at[last + 1]--;
+        }
+        for (int d = 0; d < D; d++) {
+            if (is_in[d] || is_ig[d] || first_prod[d] < 0) continue;
+            int from = g->d[d].kind == RK_D_GRAD ? last_prod[d] : first_prod[d];
+            int to = need[d] < T - 1 ? need[d] : T - 1;
+            if (to <= from) continue;
+            est_cols += to - from;
+            if (g->d[d].size <= 0) continue;
+            fr[from + 1]++;
+            fr[to + 1]--;
+        }
+        long steps_t = 1, free_t = 0;
+        est_steps = T;
+        for (int t = 0; t < T; t++) {
+            if (t > 0) steps_t += at[t];
+            free_t += fr[t];
+            est_steps += steps_t - 1;
+            est_terms += steps_t * free_t;
+        }
+        est_cols += est_steps - T;
+        free(at);
+        free(fr);
+        if (max_cols > 0 && est_cols > max_cols) {
+            r = too_large_fail(g, too_large, err, est_steps, est_cols, "its columns", max_cols);
+            goto done;
+        }
+        if ((ilp_max_cols <= 0 || est_cols <= ilp_max_cols) && est_terms > CM_MAX_TERMS) {
+            r = too_large_fail(g, too_large, err, est_steps, est_cols,
+                               "its memory rows (a row per step over the data that may be present), in terms,",
+                               CM_MAX_TERMS);
+            goto done;
+        }
+        if ((long)T * T > 2 * CM_MAX_TERMS) {
+            r = too_large_fail(g, too_large, err, est_steps, est_cols, "its stage x node table", 2 * CM_MAX_TERMS);
+            goto done;
+        }
+        R = malloc((size_t)T * (size_t)T * sizeof(int));
+        OOM_IF(!R);
+    }
+
     /* R references */
     m->time_const = 0;
     for (int t = 0; t < T; t++) {
@@ -575,6 +666,9 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
                 R[t * T + k] = c;
             }
     }
+    /* too many columns for an ILP: no rows (the bulk of the model is the
+     * memory rows, steps x data: cm_model_build) */
+    if (ilp_max_cols > 0 && m->n_cols > ilp_max_cols) m->no_lp = 1;
     /* recomputation counts: N_k = sum_t R[t][k], an integer column of
      * its own for every forward node with two or more R columns (docs/ilp.md:
      * branching on it decides "recompute k or not" over all stages at once) */
@@ -597,6 +691,11 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
     m->stage_start = malloc((size_t)(T + 1) * sizeof(int));
     OOM_IF(!m->stage_start);
     for (int t = 0; t < T; t++) {
+        if (ilp_max_cols > 0 && m->n_cols > ilp_max_cols) m->no_lp = 1;
+        if (max_cols > 0 && m->n_cols > max_cols) {
+            r = too_large_fail(g, too_large, err, est_steps, m->n_cols, "its columns", max_cols);
+            goto done;
+        }
         /* steps of stage t */
         m->stage_start[t] = m->n_steps;
         for (int k = 0; k <= t; k++) {
@@ -759,7 +858,9 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
                     n_del++;
                 }
                 lin_free(&xl);
-                /* presence after the step (deletion included) */
+                /* presence after the step (deletion included): for the
+                 * memory rows only */
+                if (m->no_lp) continue;
                 if (n_aft == cap_aft) {
                     cap_aft = cap_aft ? 2 * cap_aft : 256;
                     tmp_ev *x = realloc(aft, (size_t)cap_aft * sizeof *x);
@@ -799,15 +900,25 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             m->n_dels++;
         }
         /* memory rows, written over the 0/1 presence of every data (the
-         * knapsack structure stays visible to the solver) */
-        qsort(aft, (size_t)n_aft, sizeof *aft, cmp_tmp_ev);
-        for (int d = 0; d < D; d++) {
-            lin_reset(&l);
-            if (!is_in[d]) OOM_IF(lin_ref(&l, Pcur[d], 1));
-            OOM_IF(m_commit(m, &l, &cur[d]));
+         * knapsack structure stays visible to the solver); none past the
+         * limits (no ILP on this model then, or a clean failure) */
+        if (!m->no_lp) {
+            qsort(aft, (size_t)n_aft, sizeof *aft, cmp_tmp_ev);
+            for (int d = 0; d < D; d++) {
+                lin_reset(&l);
+                if (!is_in[d]) OOM_IF(lin_ref(&l, Pcur[d], 1));
+                OOM_IF(m_commit(m, &l, &cur[d]));
+            }
+            long more = stage_memory_terms(m, s0, s1, cur);
+            if ((long)m->n_terms + m->n_opt + more > CM_MAX_TERMS) {
+                r = too_large_fail(g, too_large, err, est_steps, m->n_cols,
+                                   "its memory rows (a row per step over the data that may be present), in terms,",
+                                   CM_MAX_TERMS);
+                goto done;
+            }
         }
         int ic = 0, ia = 0;
-        for (int s = s0; s < s1; s++) {
+        for (int s = s0; s < s1 && !m->no_lp; s++) {
             cm_step *st = &m->steps[s];
             const rk_cnode *c = &g->c[g->topo[st->k]];
             /* the simulator's step overhead: a negative one offsets only the
@@ -875,9 +986,13 @@ rk_status rk_checkmate_model_build(const rk_graph *g, rk_checkmate_model **out, 
             OOM_IF(m_row(m, &l, v, v, CM_RHS_FIXED, 'e', T, d, -1));
         }
     }
-    OOM_IF(m_twin_rows(m, &l, is_in, is_ig));
-    OOM_IF(m_names(m));
+    if (!m->no_lp) {
+        OOM_IF(m_twin_rows(m, &l, is_in, is_ig));
+        OOM_IF(m_names(m));
+    }
 done:
+    if (r == RK_ENOMEM && m && m->too_big)
+        r = too_large_fail(g, too_large, err, est_steps, m->n_cols, "its terms", CM_MAX_TERMS);
     if (tl)
         for (int d = 0; d < D; d++) {
             free(tl[d].pos);
@@ -919,6 +1034,9 @@ double cm_obj_offset(const rk_checkmate_model *m) { return m->time_const; }
 rk_status cm_model_lp(const rk_checkmate_model *m, int64_t m_peak, int64_t m_save, int peak_var, int64_t fwd_extra,
                       rk_lp **out, rk_error *err) {
     *out = NULL;
+    if (m->no_lp)
+        return rk_fail(err, RK_EFAIL, "rk-Checkmate: the model (%d columns, %d steps) was built without its rows "
+                       "(too large for an ILP); it has no LP", m->n_cols, m->n_steps);
     if (m->infeasible) return rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: the graph has no schedule (%s)", m->why);
     if (!peak_var && m->fixed_peak > m_peak)
         return rk_fail(err, RK_EINFEASIBLE, "rk-Checkmate: a step needs %lld bytes whatever the schedule; M_peak = %lld",

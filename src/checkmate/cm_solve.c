@@ -20,6 +20,7 @@ void rk_checkmate_params_default(rk_checkmate_params *p) {
     p->gap = 1e-6;
     p->threads = 0;
     p->milp_threads = 1;
+    p->max_model_cols = 2000000;
 }
 
 rk_status cm_solve(const rk_checkmate_params *p, const char *tag, const rk_lp *lp, const rk_milp_params *mp,
@@ -199,7 +200,7 @@ rk_status cm_peak_range_work(const rk_graph *g, const rk_checkmate_model *m, con
     /* past the deadline: the asap peak, no ILP */
     if (p->deadline > 0 && cm_now() >= p->deadline) return RK_OK;
     /* a model too large for the ILP: the greedy's least peak */
-    if (p->ilp_max_cols > 0 && m->n_cols > p->ilp_max_cols) {
+    if (cm_model_no_ilp(m, p)) {
         double *x = malloc(((size_t)m->n_cols + 1) * sizeof *x);
         if (!x) return rk_fail(err, RK_ENOMEM, "out of memory");
         int64_t pk;

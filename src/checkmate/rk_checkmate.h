@@ -81,6 +81,21 @@ typedef struct {
                                grid's points are left without a schedule, so
                                its options are the greedy ones (greedy_step).
                                0 (default): no limit */
+    long max_model_cols;    /* > 0: a graph whose model would have more
+                               columns (counted before the model is made,
+                               then while it is) gets no model at all: its
+                               memory and the greedy's time grow with them
+                               (a 2327-node GRU seq2seq block unrolled in
+                               time: 8.6 M columns, 0.7 GiB without rows,
+                               then 130 s and 3.5 GiB of greedy; with its
+                               memory rows, billions of terms).
+                               rk_checkmate_grid_new fails with RK_ENOMEM and
+                               a message naming the size; rk_checkmate_chain_
+                               grids leaves that class without a grid (its
+                               options are the DP's built-in ones) and logs
+                               it.  Default 2 000 000 (densenet201's largest
+                               block: 579 000); 0: no limit but the model's
+                               own (1.3 e8 terms of memory rows) */
     int no_fwd_min_peak;    /* 1: rk_checkmate_grid_new solves only the
                                min-peak ILP; 0 (default): also the min-peak
                                ILP whose forward stages hold the output's
@@ -260,8 +275,10 @@ RK_API void rk_checkmate_grid_stats(const rk_checkmate_grid *gr, rk_checkmate_st
 /* tot += s1 (min_peak, max_peak: the widest range; first: tot is empty). */
 RK_API void rk_checkmate_stats_add(rk_checkmate_stats *tot, const rk_checkmate_stats *s1, int first);
 
-/* The grid of every class used by a block of ch (NULL for the others),
- * built in parallel (one min-peak ILP per class); export prefix of class c:
+/* The grid of every class used by a block of ch (NULL for the others, and
+ * for a class whose model is too large: p.max_model_cols, logged as a
+ * warning through p.log), built in parallel (one min-peak ILP per class);
+ * export prefix of class c:
  * "<export_prefix or class>_c<c>".  Free with rk_checkmate_chain_grids_free. */
 RK_API rk_status rk_checkmate_chain_grids(const rk_chain *ch, const rk_checkmate_params *p,
                                           rk_checkmate_grid ***grids, rk_error *err);

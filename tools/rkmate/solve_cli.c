@@ -180,8 +180,8 @@ static double wall(void) {
 
 static void progress_log(void *user, rk_log_level level, const char *line) {
     solve_progress *p = user;
-    if (p->verbose) fprintf(stderr, "%s\n", line);
-    (void)level;
+    /* warnings always (a block too large for rk-Checkmate's model), on a line of their own */
+    if (p->verbose || level == RK_LOG_WARNING) fprintf(stderr, "%s%s\n", p->on && !p->verbose ? "\n" : "", line);
     if (strncmp(line, "rk-Checkmate:", 13) == 0) {
         atomic_fetch_add(&p->ilps, 1);
         const char *c = strstr(line, "_c");
