@@ -19,8 +19,12 @@
 // instead the one-byte mask of the elements their backward zeroes (`y <= 0`;
 // `y <= min || y >= max`), and their backward is dy with those elements
 // +0.0: what threshold_backward / hardtanh_backward compute from y, bit for
-// bit, with a quarter of a float32 result's bytes held.  docs/exec.md, "ReLU
-// keeps a mask".
+// bit, with a quarter of a float32 result's bytes held.  LeakyReLU likewise
+// with the mask of the elements its backward scales (`!(v > 0)`, v its input
+// or in-place result): an out-of-place `leaky_relu` saves its input, which
+// the mask replaces wherever nothing else reads that input (whoever keeps the
+// result); the backward is `mask ? dy * slope : dy`, leaky_relu_backward's
+// products, in float32 and float64.  docs/exec.md, "ReLU keeps a mask".
 #include <torch/script.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <c10/core/StorageImpl.h>
@@ -86,14 +90,21 @@ at::Tensor hand_on_written(const at::Tensor &dy) { return grad_donation().keep ?
 #pragma GCC push_options
 #pragma GCC optimize("tree-vectorize")
 #endif
-template <typename T> void mask_loop(const T *p, uint8_t *q, int64_t s, int64_t e, T lo, bool two, T hi) {
-    if (two)
+enum MaskRule { MASK_LE, MASK_OUTSIDE, MASK_NOT_GT }; // p <= lo; p <= lo || p >= hi; !(p > lo)
+template <typename T> void mask_loop(const T *p, uint8_t *q, int64_t s, int64_t e, MaskRule r, T lo, T hi) {
+    if (r == MASK_OUTSIDE)
         for (int64_t i = s; i < e; i++) q[i] = p[i] <= lo || p[i] >= hi;
+    else if (r == MASK_NOT_GT)
+        for (int64_t i = s; i < e; i++) q[i] = !(p[i] > lo);
     else
         for (int64_t i = s; i < e; i++) q[i] = p[i] <= lo;
 }
 template <typename U> void zero_loop(const U *g, const uint8_t *q, U *o, int64_t s, int64_t e) {
     for (int64_t i = s; i < e; i++) o[i] = g[i] & (U)(U(0) - U(q[i] ^ 1));
+}
+// leaky_relu_backward's `v > 0 ? g : g * slope`, from the mask of !(v > 0)
+template <typename T> void scale_loop(const T *g, const uint8_t *q, T *o, int64_t s, int64_t e, T slope) {
+    for (int64_t i = s; i < e; i++) o[i] = q[i] ? g[i] * slope : g[i];
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC pop_options
@@ -110,27 +121,58 @@ bool flat_cpu(const at::Tensor &t) {
 // The elements of ReLU's (min 0) or ReLU6's (hardtanh: min a, max b) result
 // y whose gradient the plain backward kernel zeroes: threshold_backward's
 // `y <= 0`, hardtanh_backward's `y <= a || y >= b` (NaN in neither; the
-// bounds in y's type, as the kernels compare), in y's layout.  On the CPU
-// one flat loop over y's memory (at::le / logical_or are twice ReLU's time
-// and allocate a temporary); elsewhere ATen's comparisons.
-at::Tensor zeroed_mask(const at::Tensor &y, int64_t kind, const c10::Scalar &a, const c10::Scalar &b) {
+// bounds in y's type, as the kernels compare), in y's layout; LeakyReLU's
+// whose gradient it scales: `!(y > 0)` (NaN included, as the kernel's
+// `y > 0 ? dy : dy * slope`).  On the CPU one flat loop over y's memory
+// (at::le / logical_or are twice ReLU's time and allocate a temporary);
+// elsewhere ATen's comparisons.
+at::Tensor backward_mask(const at::Tensor &y, int64_t kind, const c10::Scalar &a, const c10::Scalar &b) {
     if (flat_cpu(y)) {
         at::Tensor m = at::empty_strided(y.sizes(), y.strides(), y.options().dtype(at::kBool));
-        AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "zeroed_mask", [&] {
+        AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, y.scalar_type(), "backward_mask", [&] {
             const scalar_t *p = y.const_data_ptr<scalar_t>();
             uint8_t *q = reinterpret_cast<uint8_t *>(m.data_ptr<bool>());
-            const scalar_t lo = kind == ACT_RELU ? scalar_t(0) : a.to<scalar_t>();
-            const bool two = kind != ACT_RELU;
-            const scalar_t hi = two ? b.to<scalar_t>() : scalar_t(0);
+            const MaskRule r = kind == ACT_RELU ? MASK_LE : kind == ACT_LEAKY ? MASK_NOT_GT : MASK_OUTSIDE;
+            const scalar_t lo = r == MASK_OUTSIDE ? a.to<scalar_t>() : scalar_t(0);
+            const scalar_t hi = r == MASK_OUTSIDE ? b.to<scalar_t>() : scalar_t(0);
             at::parallel_for(0, y.numel(), 32768,
-                             [&](int64_t s, int64_t e) { mask_loop<scalar_t>(p, q, s, e, lo, two, hi); });
+                             [&](int64_t s, int64_t e) { mask_loop<scalar_t>(p, q, s, e, r, lo, hi); });
         });
         return m;
     }
     if (kind == ACT_RELU) return at::le(y, 0);
+    if (kind == ACT_LEAKY) return at::logical_not(at::gt(y, 0));
     at::Tensor m = at::le(y, a);
     m.logical_or_(at::ge(y, b));
     return m;
+}
+
+// Whether LeakyReLU's mask path gives its backward bit for bit: float32 and
+// float64, whose kernel multiplies in the element type (the reduced types
+// multiply in float and round).
+bool leaky_mask_exact(const at::Tensor &t) {
+    return t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble;
+}
+
+// LeakyReLU's backward from the mask: dy with the masked elements times the
+// slope; into dy when in_place, else a new tensor (the layout as
+// zero_masked's).  On the CPU, for dy laid out as the mask, one flat loop.
+at::Tensor scale_masked(const at::Tensor &dy, const at::Tensor &m, const c10::Scalar &slope, bool in_place) {
+    if (flat_cpu(dy) && leaky_mask_exact(dy) && m.device().is_cpu() && dy.sizes() == m.sizes() &&
+        dy.strides() == m.strides()) {
+        at::Tensor out = in_place ? dy : at::empty_strided(dy.sizes(), dy.strides(), dy.options());
+        const uint8_t *q = reinterpret_cast<const uint8_t *>(m.const_data_ptr<bool>());
+        AT_DISPATCH_FLOATING_TYPES(dy.scalar_type(), "scale_masked", [&] {
+            const scalar_t *g = dy.const_data_ptr<scalar_t>();
+            scalar_t *o = out.data_ptr<scalar_t>();
+            const scalar_t k = slope.to<scalar_t>();
+            at::parallel_for(0, dy.numel(), 32768,
+                             [&](int64_t s, int64_t e) { scale_loop<scalar_t>(g, q, o, s, e, k); });
+        });
+        return out;
+    }
+    at::Tensor r = at::where(m, dy * slope, dy);
+    return in_place ? at::Tensor(dy).copy_(r) : r;
 }
 
 // dy with the masked elements +0.0 and the others dy's, as threshold_backward
@@ -163,6 +205,12 @@ at::Tensor zero_masked(const at::Tensor &dy, const at::Tensor &m, bool in_place)
     return at::where(m, at::zeros({}, dy.options()), dy);
 }
 
+// The backward from the mask: zeroed elements (ReLU, ReLU6) or scaled ones (LeakyReLU).
+at::Tensor apply_mask(const at::Tensor &dy, const at::Tensor &m, int64_t kind, const c10::Scalar &slope,
+                      bool in_place) {
+    return kind == ACT_LEAKY ? scale_masked(dy, m, slope, in_place) : zero_masked(dy, m, in_place);
+}
+
 // Save what the backward needs: y itself, or only its mask and layout.
 void save_result(torch::autograd::AutogradContext *ctx, const at::Tensor &y, int64_t kind, const c10::Scalar &a,
                  const c10::Scalar &b, bool mask) {
@@ -175,18 +223,23 @@ void save_result(torch::autograd::AutogradContext *ctx, const at::Tensor &y, int
         ctx->saved_data["strides"] = y.strides().vec();
         ctx->saved_data["dtype"] = (int64_t)y.scalar_type();
     }
-    ctx->save_for_backward({mask ? zeroed_mask(y, kind, a, b) : y});
+    ctx->save_for_backward({mask ? backward_mask(y, kind, a, b) : y});
 }
 
 // The backward from the saved mask: written into dy when it is donated
 // (then moved to a new tensor), else a new tensor.
 at::Tensor masked_backward(torch::autograd::AutogradContext *ctx, const at::Tensor &dy, const at::Tensor &m) {
-    if (may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
+    const int64_t kind = ctx->saved_data["kind"].toInt();
+    const c10::Scalar a = ctx->saved_data["a"].toScalar();
+    // A kept gradient is read again by the split backward's second part,
+    // which runs this backward once more: only ReLU's zeroing is idempotent.
+    if ((!grad_donation().keep || kind != ACT_LEAKY) &&
+        may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
                   (at::ScalarType)ctx->saved_data["dtype"].toInt(), m.device())) {
-        zero_masked(dy, m, true);
+        apply_mask(dy, m, kind, a, true);
         return hand_on_written(dy);
     }
-    return zero_masked(dy, m, false);
+    return apply_mask(dy, m, kind, a, false);
 }
 
 struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
@@ -237,18 +290,21 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
 };
 
 // Out-of-place ReLU / ReLU6 keeping the mask of its result (only built when
-// no consumer keeps the result: M.act_mask).
+// no consumer keeps the result: M.act_mask), LeakyReLU the mask of its input
+// (only built when nothing else reads the input).
 struct ActMask : torch::autograd::Function<ActMask> {
     static at::Tensor forward(torch::autograd::AutogradContext *ctx, at::Tensor x, int64_t kind, c10::Scalar a,
                               c10::Scalar b) {
-        at::Tensor y = kind == ACT_RELU ? at::relu(x) : at::hardtanh(x, a, b);
-        save_result(ctx, y, kind, a, b, true);
+        at::Tensor y = kind == ACT_RELU ? at::relu(x) : kind == ACT_LEAKY ? at::leaky_relu(x, a) : at::hardtanh(x, a, b);
+        save_result(ctx, kind == ACT_LEAKY ? x : y, kind, a, b, true);
         return y;
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
                                                    torch::autograd::variable_list go) {
         at::Tensor dx;
-        if (go[0].defined()) dx = zero_masked(go[0], ctx->get_saved_variables()[0], false);
+        if (go[0].defined())
+            dx = apply_mask(go[0], ctx->get_saved_variables()[0], ctx->saved_data["kind"].toInt(),
+                            ctx->saved_data["a"].toScalar(), false);
         return {dx, at::Tensor(), at::Tensor(), at::Tensor()};
     }
 };
@@ -290,13 +346,46 @@ bool kept_by_no_consumer(const Value *v, int depth) {
     return true;
 }
 
+// Whether v is read by nothing but its one use and holds bytes nobody else
+// keeps: made by an op that saves neither its result nor a view of it for
+// its own backward (a convolution, a matrix product, a normalisation, an
+// add, ...), through reshapes each read once.
+bool read_once_fresh(const Value *v, int depth) {
+    static const std::set<std::string> fresh = {
+        "aten::_convolution", "aten::conv1d",     "aten::conv2d",        "aten::conv3d",     "aten::linear",
+        "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d", "aten::batch_norm",
+        "aten::layer_norm",   "aten::group_norm", "aten::instance_norm", "aten::add",        "aten::sub",
+        "aten::mul",          "aten::div",        "aten::matmul",        "aten::addmm",      "aten::mm",
+        "aten::bmm",          "aten::cat",        "aten::avg_pool2d",    "aten::max_pool2d", "aten::adaptive_avg_pool2d",
+        "aten::upsample_nearest2d", "aten::upsample_bilinear2d"};
+    static const std::set<std::string> reshapes = {"aten::flatten", "aten::view", "aten::reshape", "aten::squeeze",
+                                                   "aten::unsqueeze"};
+    if (depth > 16 || v->uses().size() != 1) return false;
+    const Node *p = v->node();
+    const std::string k = p->kind().toQualString();
+    if (reshapes.count(k)) return p->inputs().size() > 0 && read_once_fresh(p->input(0), depth + 1);
+    return fresh.count(k) > 0 && p->outputs().size() == 1;
+}
+
+// A LeakyReLU's negative slope, when it is a constant >= 0 (an in-place one
+// saves its result, whose sign is its input's only then).
+bool slope_not_negative(const Node *n) {
+    if (n->inputs().size() != 2) return false;
+    c10::optional<IValue> s = torch::jit::toIValue(n->input(1));
+    return s && (s->isDouble() || s->isInt()) && s->toScalar().toDouble() >= 0;
+}
+
 // Whether n is a ReLU / ReLU6 whose result no consumer keeps (for an
 // in-place one, whose input value nothing else reads either: it would see
-// the result).
+// the result), or an out-of-place LeakyReLU whose input nothing else reads
+// (it saves that input), or an in-place one as ReLU's.
 bool keeps_mask(const Node *n) {
     const std::string k = n->kind().toQualString();
     if (n->outputs().size() != 1) return false;
-    if (k == "aten::relu_" || k == "aten::hardtanh_")
+    if (k == "aten::leaky_relu")
+        return n->inputs().size() == 2 && read_once_fresh(n->input(0), 0);
+    if (k == "aten::leaky_relu_" && !slope_not_negative(n)) return false;
+    if (k == "aten::relu_" || k == "aten::hardtanh_" || k == "aten::leaky_relu_")
         return n->inputs().size() > 0 && n->input(0)->uses().size() == 1 && kept_by_no_consumer(n->output(), 0);
     return (k == "aten::relu" || k == "aten::relu6" || k == "aten::hardtanh") && kept_by_no_consumer(n->output(), 0);
 }
@@ -320,6 +409,7 @@ bool run_act_inplace(const Node *n, Stack &st, bool mask) {
         x.layout() != at::kStrided || x.is_mkldnn() || x.is_complex())
         return false;
     c10::Scalar a = nargs > 1 ? st[1].toScalar() : c10::Scalar(0), b = nargs > 2 ? st[2].toScalar() : c10::Scalar(0);
+    if (it->second == ACT_LEAKY && !leaky_mask_exact(x)) mask = false;
     at::Tensor y = ActGradInPlace::apply(x, (int64_t)it->second, a, b, mask);
     st.clear();
     st.push_back(y);
@@ -337,17 +427,21 @@ bool run_act_mask(const Node *n, Stack &st) {
     // relu6 is hardtanh(x, 0, 6) (its composite implementation calls it)
     static const c10::Symbol relu = c10::Symbol::fromQualString("aten::relu"),
                              relu6 = c10::Symbol::fromQualString("aten::relu6"),
-                             hardtanh = c10::Symbol::fromQualString("aten::hardtanh");
-    const bool is_relu = n->kind() == relu, is_relu6 = n->kind() == relu6;
-    if ((!is_relu && !is_relu6 && n->kind() != hardtanh) || !at::GradMode::is_enabled()) return false;
-    if (st.size() != (is_relu || is_relu6 ? 1u : 3u) || !st[0].isTensor()) return false;
-    if (st.size() == 3 && (!st[1].isScalar() || !st[2].isScalar())) return false;
+                             hardtanh = c10::Symbol::fromQualString("aten::hardtanh"),
+                             leaky = c10::Symbol::fromQualString("aten::leaky_relu");
+    const bool is_relu = n->kind() == relu, is_relu6 = n->kind() == relu6, is_leaky = n->kind() == leaky;
+    if ((!is_relu && !is_relu6 && !is_leaky && n->kind() != hardtanh) || !at::GradMode::is_enabled()) return false;
+    const size_t nargs = is_relu || is_relu6 ? 1u : is_leaky ? 2u : 3u;
+    if (st.size() != nargs || !st[0].isTensor()) return false;
+    for (size_t i = 1; i < nargs; i++)
+        if (!st[i].isScalar()) return false;
     const at::Tensor &x = st[0].toTensor();
-    int64_t kind = is_relu ? ACT_RELU : ACT_HARDTANH;
+    int64_t kind = is_relu ? ACT_RELU : is_leaky ? ACT_LEAKY : ACT_HARDTANH;
     if (!x.defined() || !x.requires_grad() || !x.is_floating_point() || x.layout() != at::kStrided || x.is_mkldnn())
         return false;
-    c10::Scalar a = st.size() == 3 ? st[1].toScalar() : c10::Scalar(0),
-                b = st.size() == 3 ? st[2].toScalar() : c10::Scalar(is_relu6 ? 6 : 0);
+    if (is_leaky && !leaky_mask_exact(x)) return false;
+    c10::Scalar a = nargs > 1 ? st[1].toScalar() : c10::Scalar(0),
+                b = nargs == 3 ? st[2].toScalar() : c10::Scalar(is_relu6 ? 6 : 0);
     at::Tensor y = ActMask::apply(x, kind, a, b);
     st.clear();
     st.push_back(y);

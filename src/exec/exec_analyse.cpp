@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -319,6 +320,52 @@ int written_argument(const Node *n) {
     return written;
 }
 
+// Whether v's value depends on the model's inputs' data: a graph input other
+// than the module, or an op (not a size query) reading such a value.
+static bool reads_input_data(const Value *v, std::map<const Value *, bool> &memo, int depth = 0) {
+    auto it = memo.find(v);
+    if (it != memo.end()) return it->second;
+    const Node *d = v->node();
+    bool r = false;
+    if (d->kind() == prim::Param) r = !v->type()->cast<c10::ClassType>();
+    else if (depth < 256 && d->kind() != prim::Constant && d->kind() != prim::GetAttr && !is_size_like(d))
+        for (const Value *u : d->inputs())
+            if ((r = reads_input_data(u, memo, depth + 1))) break;
+    memo[v] = r;
+    return r;
+}
+
+// A tensor factory (`torch.zeros(B, C, ...)`, `x.new_zeros`, `torch.empty`,
+// ...) into which, directly or through views, an in-place op writes data
+// computed from the inputs (`out[:, :, :m] = einsum(...)`: a Fourier neural
+// operator's modes).  Without input data it would be a constant, and such a
+// write is refused; so it is an activation, made anew each step: a group with
+// no dependencies, which the writes join (as on any activation).
+static bool factory_written_with_data(const Node *n, std::map<const Value *, bool> &memo) {
+    static const std::set<std::string> factories = {
+        "aten::zeros",      "aten::ones",      "aten::full",      "aten::empty",    "aten::empty_strided",
+        "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like", "aten::new_zeros",
+        "aten::new_ones",   "aten::new_full",  "aten::new_empty"};
+    static const std::set<std::string> views = {
+        "aten::slice",   "aten::select",  "aten::narrow",    "aten::view",      "aten::reshape",
+        "aten::transpose", "aten::permute", "aten::unsqueeze", "aten::squeeze",   "aten::diagonal",
+        "aten::t",       "aten::unflatten", "aten::as_strided", "aten::view_as_real", "aten::view_as_complex",
+        "aten::flatten", "aten::expand",  "aten::movedim",   "aten::unfold"};
+    if (n->outputs().size() != 1 || !factories.count(n->kind().toQualString())) return false;
+    std::vector<const Value *> todo = {n->output()};
+    for (size_t i = 0; i < todo.size() && i < 4096; i++)
+        for (const torch::jit::Use &u : todo[i]->uses()) {
+            const Node *w = u.user;
+            if (written_argument(w) == (int)u.offset) {
+                for (size_t j = 0; j < w->inputs().size(); j++)
+                    if (j != u.offset && reads_input_data(w->input(j), memo)) return true;
+            } else if (u.offset == 0 && w->outputs().size() == 1 && views.count(w->kind().toQualString())) {
+                todo.push_back(w->output());
+            }
+        }
+    return false;
+}
+
 // Values the end of the run still reads: the graph's outputs and, through
 // list / tuple / dict constructs and unpacks, what they are made of.
 static void mark_kept(const Value *v, std::set<const Value *> &kept) {
@@ -383,6 +430,7 @@ void analyse(Model &M) {
                   [](const auto &a, const auto &b) { return a.first < b.first; });
     }
     size_t next_dead = 0;
+    std::map<const Value *, bool> input_memo; // reads_input_data
     // Two passes: the model's nodes, then (for a model returning several
     // tensors) the nodes that join them into one output (loss_output).
     for (int pass = 0; pass < 2; pass++) {
@@ -440,7 +488,7 @@ void analyse(Model &M) {
         for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = dyn ? leaf_of(st[i]) : st[i];
         if (n->outputs().empty()) continue; // a check without a result (torch.export's metadata asserts)
         auto k = n->kind();
-        if (!dyn || is_size_like(n)) {
+        if ((!dyn || is_size_like(n)) && !(!dyn && factory_written_with_data(n, input_memo))) {
             // Static, unless it is a real op producing a tensor that requires
             // grad (e.g. a position embedding of a constant arange): that is
             // an activation and becomes a group with no dependencies.
@@ -536,6 +584,19 @@ void analyse(Model &M) {
             // its result stands for its argument.
             Group &OW = M.groups[own[0]];
             OW.prog.push_back(n);
+            if (input_rg && OW.outs.size() == 1 && !OW.rg) {
+                // data that requires grad written into an owner that did not
+                // (a factory's zeros): the owner's output now does
+                OW.rg = true;
+                OW.out_rg[0] = true;
+                int64_t b = 1;
+                for (int64_t d : OW.sizes) b *= d;
+                OW.grad_bytes += b * (int64_t)c10::elementSize(OW.dtype);
+                auto e = env.find(OW.outs[0]); // later readers of this run see it require grad
+                if (e != env.end() && e->second.isTensor() && e->second.toTensor().is_leaf() &&
+                    !e->second.toTensor().requires_grad())
+                    e->second.toTensor().requires_grad_(true);
+            }
             if (random) OW.nondet = true;
             VInfo I = TI; // same kind as its argument (so that readers count as dynamic)
             I.alias = t;
@@ -666,6 +727,36 @@ void analyse(Model &M) {
     M.out_group = OI.owner;
     if (!M.groups[M.out_group].rg) fail(RK_EINPUT, "the model's output does not require grad");
     // Keep the static values only (the run's activations are freed here).
+}
+
+// Static values that require grad, made by an `expand` (a reduction in the
+// backward), and read by two or more groups' programs: M.static_sums.
+void find_static_sums(Model &M) {
+    static const std::set<std::string> reduces = {"aten::expand", "aten::expand_as", "aten::broadcast_to"};
+    M.static_sums.clear();
+    for (Group &G : M.groups) G.sums_read.clear();
+    for (size_t g = 0; g < M.groups.size(); g++) {
+        Group &G = M.groups[g];
+        for (const Node *n : G.prog)
+            for (const Value *u : n->inputs()) {
+                while (M.vi.at(u).alias) u = M.vi.at(u).alias;
+                const VInfo &I = M.vi.at(u);
+                if (I.kind != VK::Static || !I.sval.isTensor() || !reduces.count(u->node()->kind().toQualString()))
+                    continue;
+                const at::Tensor &t = I.sval.toTensor();
+                if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
+                if (std::find(G.sums_read.begin(), G.sums_read.end(), u) == G.sums_read.end()) {
+                    G.sums_read.push_back(u);
+                    M.static_sums[u]++;
+                }
+            }
+    }
+    for (auto it = M.static_sums.begin(); it != M.static_sums.end();)
+        it = it->second >= 2 ? std::next(it) : M.static_sums.erase(it);
+    for (Group &G : M.groups)
+        G.sums_read.erase(std::remove_if(G.sums_read.begin(), G.sums_read.end(),
+                                         [&](const Value *v) { return !M.static_sums.count(v); }),
+                          G.sums_read.end());
 }
 
 } // namespace rkx

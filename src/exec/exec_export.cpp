@@ -57,7 +57,8 @@ json_t *member(const Reader &R, json_t *o, const char *key, const std::string &w
 at::ScalarType scalar_type(const Reader &R, json_int_t v) {
     static const std::map<json_int_t, at::ScalarType> m = {
         {1, at::kByte}, {2, at::kChar},  {3, at::kShort}, {4, at::kInt},   {5, at::kLong},
-        {6, at::kHalf}, {7, at::kFloat}, {8, at::kDouble}, {12, at::kBool}, {13, at::kBFloat16}};
+        {6, at::kHalf}, {7, at::kFloat}, {8, at::kDouble}, {9, at::kComplexHalf}, {10, at::kComplexFloat},
+        {11, at::kComplexDouble}, {12, at::kBool}, {13, at::kBFloat16}};
     auto it = m.find(v);
     if (it == m.end()) R.bad("unsupported dtype code " + std::to_string((long long)v) + " in the export schema");
     return it->second;

@@ -136,6 +136,7 @@ struct Group {
     int stack_reader = -1, stack_index = -1;
     int64_t stack_dim = 0, stack_grad_bytes = -1;
     bool stack_input_kept = false; // (of a stack group) some input's gradient is kept so
+    std::vector<const Value *> sums_read; // the Model's static_sums its program reads
 };
 
 struct Model {
@@ -169,6 +170,13 @@ struct Model {
     // consumer keeps it: find_act_masks, exec_act_grad.cpp), found once with
     // the model; the block classes and every program run read this set.
     std::unordered_set<const Node *> act_mask;
+    // Static values whose backward sums over elements (an `expand` of a
+    // parameter: a Perceiver's latents, DETR's queries) read by several
+    // groups, with the number of groups reading each (find_static_sums,
+    // exec_analyse.cpp).  The plain step adds their gradients from every
+    // reader before that sum; a step does the same through one leaf per
+    // value (Runtime::sum_leaf), whose gradient goes back once.
+    std::map<const Value *, int> static_sums;
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
@@ -389,6 +397,22 @@ struct Runtime {
     // (exec_runtime.cpp, share_grad): the simulator counts them once per leaf.
     int64_t shared_grad_bytes = 0;
     std::vector<at::Tensor> stack_buffers;
+    // This step's leaf for each of M.static_sums its readers read, and the
+    // readers whose backward has not run yet; when none is left (or the step
+    // ends) the summed gradient goes back through the value's own graph.
+    std::unordered_map<const Value *, at::Tensor> sum_leaf;
+    std::unordered_map<const Value *, int> sum_left;
+    void flush_static_sum(const Value *v);
+    void flush_static_sums();
+    // A node reading one dependency's leaf more than once (`n * n`,
+    // `cat([x, x])`) reads it the second time on as an alias leaf (by group:
+    // the leaf, its alias, in the order read): the plain step adds each such
+    // edge's gradient to the ones before one by one, where one backward
+    // would add them together first (exec_runtime.cpp, dedupe_reads).
+    std::map<int, std::vector<std::pair<at::Tensor, at::Tensor>>> dup_alias;
+    std::unordered_set<const c10::TensorImpl *> param_impls; // filled on first use
+    void dedupe_reads(int g, Stack &st);
+    void settle_dup_aliases(int g);
     explicit Runtime(Model &m);
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
@@ -437,6 +461,11 @@ struct Runtime {
     // inputs: autograd restricted to these leaves (a split backward's part);
     // consume = false: the gradient stays whole (the first part of a split
     // backward: the second reads it), nothing is donated or freed (returns 0).
+    // When the root function passed the gradient on as a view (a reshape or
+    // permute at the root: an einsum's output), whole and without keeping
+    // the graph, its bytes move to a storage of that view's own, so that
+    // they go when the engine's views of them go, as in the plain step;
+    // counted as freed if they are gone by the end.
     static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                                       const std::function<void()> &after_root = nullptr, size_t own_refs = 0,
                                       const std::vector<at::Tensor> &inputs = {}, bool consume = true,
@@ -493,6 +522,7 @@ bool run_act_mask(const Node *n, Stack &st);
 // keeps; called by load_model before the blocks are classified (a block's
 // class text names them: equal bodies may differ in their consumers).
 void find_act_masks(Model &M);
+void find_static_sums(Model &M);
 
 // Whether group g's leaf may take a gradient another leaf holds too (an
 // add's backward hands both inputs one tensor: exec_runtime.cpp, share_grad):

@@ -219,6 +219,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     build_structure(M);
     find_pieces(M);
     find_act_masks(M);
+    find_static_sums(M);
     classify_blocks(M);
     // Keep only the blocks' outputs of the analysis run: tracing measures a
     // block from its input without running the blocks before it.

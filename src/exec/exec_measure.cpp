@@ -477,6 +477,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             };
                         double a = A.now();
                         int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole);
+                        if (whole) R.settle_dup_aliases(g);
                         double e = A.now() - a;
                         // The simulator counts the node's own gradient and data live
                         // during the node: what is freed early is not overhead.  The

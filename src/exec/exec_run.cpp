@@ -177,6 +177,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             else R.forget_grad(grp);
         }
     }
+    if (to == s->n_ops) R.flush_static_sums(); // readers that got no gradient
     if (ap && op_step) ap->boundary();
     log_op();
     return loss_value;

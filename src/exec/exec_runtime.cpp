@@ -91,7 +91,14 @@ IValue Runtime::materialize(const Value *v) {
     const VInfo &I = M.vi.at(v);
     if (I.alias) return materialize(I.alias);
     switch (I.kind) {
-    case VK::Static: return I.sval;
+    case VK::Static: {
+        auto ss = M.static_sums.find(v);
+        if (ss == M.static_sums.end()) return I.sval;
+        auto it = sum_leaf.find(v);
+        if (it != sum_leaf.end()) return it->second;
+        sum_left[v] = ss->second;
+        return sum_leaf[v] = I.sval.toTensor().detach().requires_grad_(true);
+    }
     case VK::Data: {
         GState &S = gs[I.owner];
         if (S.freed_by_bwd) fail_freed_by_bwd(I.owner);
@@ -197,9 +204,11 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
     if (restore_rng) saved_rng = rng_get(M.cuda);
     std::vector<std::pair<at::Tensor, at::Tensor>> stats; // running statistics, their values before a recompute (M.stat_shadow)
     std::unordered_map<const Value *, IValue> local;
+    dup_alias.erase(g); // a recompute reads anew
     for (Node *n : G.prog) {
         Stack st;
         for (const Value *u : n->inputs()) st.push_back(materialize_in(g, u, local));
+        dedupe_reads(g, st);
         if (n == G.main && G.clone_arg >= 0) st[G.clone_arg] = st[G.clone_arg].toTensor().clone();
         if (again && updates_running_stats(n, st))
             for (int a : {3, 4})
@@ -578,6 +587,21 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     int64_t freed = 0;
     bool keep = false; // the gradient is the caller's after the backward (GradDonation.keep)
     const std::function<void()> *after = nullptr;
+    // Passed on as a view: its bytes moved to the view's own storage,
+    // watched until the backward ends (freed if gone by then).
+    bool to_view = false; // allowed (the whole backward, its graph not kept)
+    c10::weak_intrusive_ptr<c10::StorageImpl> watched{c10::intrusive_ptr<c10::StorageImpl>()};
+    int64_t watched_bytes = 0;
+    // The one output is a view of the gradient, and nothing but the
+    // gradient's holders known (exclusive's counts) and that view hold it.
+    bool moves_to_view(const torch::autograd::variable_list &outputs) const {
+        if (!to_view || !g.defined() || !g.has_storage() || outputs.size() != 1) return false;
+        const at::Tensor &o = outputs[0];
+        if (!o.defined() || !o.has_storage() || o.is_same(g) || !o.storage().is_alias_of(g.storage())) return false;
+        const bool based = o.is_view() && o._base().is_same(g); // the view's record of its base
+        return g.use_count() == impl_refs + 2 + (based ? 1 : 0) && g.storage().use_count() == 2 &&
+               o.layout() == at::kStrided;
+    }
     bool exclusive() const {
         return g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1;
     }
@@ -590,6 +614,26 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
         } else if (exclusive()) {
             freed = (int64_t)g.storage().nbytes();
             g.storage().unsafeGetStorageImpl()->reset();
+        } else if (moves_to_view(outputs)) {
+            // The root function passed the gradient on as a view (a reshape
+            // or permute: an einsum's output): its bytes move to a new
+            // storage that only that view holds, so that they go when the
+            // engine is done with it, as in the plain step (where nothing else
+            // holds them); the gradient keeps an empty storage.
+            c10::StorageImpl *si = g.storage().unsafeGetStorageImpl();
+            size_t nb = si->nbytes();
+            c10::DataPtr dp = si->set_data_ptr(c10::DataPtr(nullptr, si->device()));
+            si->set_nbytes(0);
+            c10::Storage ns(c10::Storage::use_byte_size_t(), nb, std::move(dp), si->allocator(), false);
+            at::Tensor v = at::empty({0}, outputs[0].options());
+            v.set_(ns, outputs[0].storage_offset(), outputs[0].sizes(), outputs[0].strides());
+            watched = c10::weak_intrusive_ptr<c10::StorageImpl>(ns.getWeakStorageImpl());
+            watched_bytes = (int64_t)nb;
+            d = GradDonation();
+            if (after && *after) (*after)();
+            torch::autograd::variable_list out = outputs;
+            out[0] = v;
+            return out;
         }
         d = GradDonation();
         if (after && *after) (*after)();
@@ -643,6 +687,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
         h->after = &after_root;
         h->keep = keep;
+        h->to_view = consume && !retain;
         key = fn->add_post_hook(std::move(hook));
         auto pre = std::make_unique<DonateGrad>();
         pre->h = h;
@@ -662,6 +707,7 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     }
     if (ap) ap->unhook_graph();
     if (h) freed = h->freed;
+    if (h && h->watched_bytes > 0 && h->watched.expired()) freed = h->watched_bytes;
     unhook();
     return freed;
 }
@@ -709,8 +755,83 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
     backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL);
+    if (part != BWD_WEIGHT) settle_dup_aliases(g);
     // Its gradient has no D-node of its own (its pieces' do): gone with them.
     if (!G.pieces.empty()) forget_grad(g);
+    if (last)
+        for (const Value *v : G.sums_read) {
+            auto it = sum_left.find(v);
+            if (it != sum_left.end() && --it->second <= 0) flush_static_sum(v);
+        }
+}
+
+// Each later read of a dependency's leaf already among a node's arguments
+// (or a list's items), as an alias leaf on the same bytes.  Parameters are
+// left alone (their gradients meet in AccumulateGrad's one buffer, as the
+// plain step's do), and so are tensors that need no gradient.
+void Runtime::dedupe_reads(int g, Stack &st) {
+    if (!at::GradMode::is_enabled()) return;
+    if (param_impls.empty())
+        for (const at::Tensor &p : params_of(M)) param_impls.insert(p.unsafeGetTensorImpl());
+    std::unordered_set<const c10::TensorImpl *> seen;
+    auto alias_of = [&](const at::Tensor &t) -> at::Tensor {
+        if (!t.defined() || !t.is_leaf() || !t.requires_grad() || param_impls.count(t.unsafeGetTensorImpl()))
+            return at::Tensor();
+        if (seen.insert(t.unsafeGetTensorImpl()).second) return at::Tensor();
+        at::Tensor a = t.detach().requires_grad_(true);
+        dup_alias[g].push_back({t, a});
+        return a;
+    };
+    for (IValue &v : st) {
+        if (v.isTensor()) {
+            at::Tensor a = alias_of(v.toTensor());
+            if (a.defined()) v = a;
+        } else if (v.isTensorList()) {
+            c10::List<at::Tensor> l = v.toTensorList();
+            bool changed = false;
+            std::vector<at::Tensor> items;
+            for (size_t i = 0; i < l.size(); i++) {
+                at::Tensor t = l.get(i);
+                at::Tensor a = alias_of(t);
+                changed = changed || a.defined();
+                items.push_back(a.defined() ? a : t);
+            }
+            if (changed) v = c10::List<at::Tensor>(items);
+        }
+    }
+}
+
+// After group g's backward: each alias's gradient added to its leaf's, in
+// the order read, as the plain step adds each edge's.
+void Runtime::settle_dup_aliases(int g) {
+    auto it = dup_alias.find(g);
+    if (it == dup_alias.end()) return;
+    for (auto &la : it->second) {
+        at::Tensor ag = la.second.grad();
+        if (!ag.defined()) continue;
+        la.second.mutable_grad() = at::Tensor();
+        at::Tensor &lg = la.first.mutable_grad();
+        if (!lg.defined()) lg = ag;
+        else lg.add_(ag);
+    }
+    dup_alias.erase(it);
+}
+
+// The gradient a static value's readers summed in its leaf, back through the
+// value's own graph (kept: the next step runs it again), once, as the plain
+// step's backward does when its last reader has given its part.
+void Runtime::flush_static_sum(const Value *v) {
+    auto it = sum_leaf.find(v);
+    if (it == sum_leaf.end()) return;
+    at::Tensor gr = it->second.grad();
+    sum_leaf.erase(it);
+    sum_left.erase(v);
+    if (!gr.defined()) return;
+    torch::autograd::backward({M.vi.at(v).sval.toTensor()}, {gr}, /*retain_graph=*/true);
+}
+
+void Runtime::flush_static_sums() {
+    while (!sum_leaf.empty()) flush_static_sum(sum_leaf.begin()->first);
 }
 
 void Runtime::forget_data(int g) {

@@ -73,6 +73,9 @@ bool split_leaves(Model &M, Runtime &R, int g, std::vector<at::Tensor> &params, 
         for (int d : *ds)
             for (const Part &P : R.gs[d].p)
                 if (P.leaf.defined() && P.leaf.requires_grad()) dep.insert(P.leaf.unsafeGetTensorImpl());
+    auto da = R.dup_alias.find(g); // a dependency read twice: its alias too
+    if (da != R.dup_alias.end())
+        for (auto &la : da->second) dep.insert(la.second.unsafeGetTensorImpl());
     std::set<const c10::TensorImpl *> have;
     for (const auto &e : fn->next_edges()) {
         if (!e.function) continue;

@@ -211,6 +211,63 @@ class ReluMasks(nn.Module):
         return self.fc(F.relu(d).flatten(1))
 
 
+class LeakyMasks(nn.Module):
+    """LeakyReLUs keeping a one-byte mask (src/exec/exec_act_grad.cpp): an
+    out-of-place one after a BatchNorm (its input, which it saves, nothing
+    else reads), whose result a convolution keeps; an in-place one merged into
+    a convolution, then a max pool; one with a negative slope; one on a
+    Linear's input read by nothing else; and one whose input a second
+    consumer reads (an add), which saves its input as before."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 3, padding=1)
+        self.c3 = nn.Conv2d(8, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.r = nn.LeakyReLU(0.1, inplace=True)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        a = F.leaky_relu(self.bn(self.c1(x)), 0.2)
+        b = F.max_pool2d(self.r(self.c2(a)), 2)
+        c = F.leaky_relu(self.c3(b), -0.3)
+        d = F.avg_pool2d(c, 2).flatten(1) * 2
+        e = F.leaky_relu(d, 0.05) + d
+        return self.fc(e)
+
+
+def squash(s, eps=1e-8):
+    n = torch.linalg.vector_norm(s, dim=-1, keepdim=True)
+    n2 = n * n
+    return s * n2 / (1 + n2) / (n + eps)
+
+
+class CapsRouting(nn.Module):
+    """A CapsNet's head (tools/models/unseen2.py's capsnet, smaller): a
+    squash, whose `n * n` gives the norm two gradient edges from one node
+    after its `n + eps` gave one (the plain step adds them one by one:
+    (g_eps + g_a) + g_b); an einsum with a weight whose output is a view
+    of its matrix product (the backward's root function passes the incoming
+    gradient on as a view, and the weight's gradient comes out strided, so
+    AccumulateGrad copies it); one routing iteration on detached predictions."""
+
+    def __init__(self, n_in=288, n_out=6):
+        super().__init__()
+        self.c = nn.Conv2d(3, 64, 5, stride=2)
+        self.W = nn.Parameter(0.05 * torch.randn(n_in, n_out, 16, 8))
+
+    def forward(self, x):  # B, 3, 16, 16
+        B = x.shape[0]
+        p = self.c(x)                                                   # B, 64, 6, 6
+        u = squash(p.view(B, 8, 8, 6, 6).permute(0, 1, 3, 4, 2).reshape(B, -1, 8))
+        u_hat = torch.einsum("iokd,bid->biok", self.W, u)              # B, 288, 6, 16
+        c = torch.zeros_like(u_hat[..., 0]).softmax(dim=2)
+        v = squash((c.unsqueeze(-1) * u_hat.detach()).sum(1))
+        c = (u_hat.detach() * v.unsqueeze(1)).sum(-1).softmax(dim=2)
+        v = squash((c.unsqueeze(-1) * u_hat).sum(1))
+        return torch.linalg.vector_norm(v, dim=-1)
+
+
 class NormThenPermutedPool(nn.Module):
     """Swin V2's tail: two equal LayerNorm blocks (one class by their bodies);
     the second's output is pooled through a permuted view, so its gradient
@@ -441,6 +498,58 @@ class TestKeepLePlainPieces(unittest.TestCase):
             self.assertEqual(len(kept), 1, own)
             conv1 = [ks for n, ks in own.items() if n.endswith("_convolution") and n.startswith("b")]
             self.assertIn(["fake"], conv1, own)  # conv + relu_ then max pool: the mask
+
+    def test_leaky_relu_keeps_mask(self):
+        # keep-all below the plain step and below keep-all without the masks:
+        # the three LeakyReLUs whose saved tensor nothing else holds keep a
+        # one-byte mask (their backward reads their input or own data for its
+        # shape only), the one whose input the add reads saves it; gradients
+        # equal bit for bit (exact zeros in the input: masks meet v == 0), both
+        # memory formats
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            torch.manual_seed(11)
+            name = "leakymask_cl" if fmt == torch.channels_last else "leakymask"
+            x = torch.randn(4, 3, 16, 16)
+            x[:, :, :4] = 0.0
+            x = x.to(memory_format=fmt)
+            runs = self.check(name, None, x=x, model=LeakyMasks().to(memory_format=fmt), piece=None)
+            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
+            self.memory_log(name)
+            with open(os.path.join(TMP, name + ".rkg")) as f:
+                chain = json.load(f)
+            masks = []
+            for cl in chain["classes"]:
+                sizes = {d["name"]: d["size"] for d in cl["data"]}
+                for c in cl["compute"]:
+                    if c["kind"] == "bwd" and ("leaky_relu" in c["name"] or c["name"] == "b0__convolution"):
+                        reads = [u if isinstance(u, str) else None for u in c["uses"]]
+                        p = "p" + c["name"][1:]
+                        masks.append((c["name"], sizes.get(p, 0), "in0" in reads))
+            # a mask is the node's phantom: the out-of-place ones then read no input, the
+            # convolution with the in-place one merged still reads its own (its weight
+            # gradient); the last LeakyReLU reads its input and has no phantom
+            leaky = [m for m in masks if "leaky" in m[0]]
+            self.assertEqual([m for m in leaky if m[1] > 0 and not m[2]], leaky[:2], masks)
+            self.assertEqual(leaky[2][1:], (0, True), masks)
+            self.assertEqual([m for m in masks if "conv" in m[0] and m[1] > 0], [("b0__convolution", 8192, True)],
+                             masks)
+
+    def test_caps_routing(self):
+        # gradients equal bit for bit (the norm's two edges from `n * n` are
+        # added to its gradient one by one, as the plain step adds them: they
+        # were added together first, off in the last bits); keep-all no
+        # higher than the plain step (the einsum's incoming gradient goes when
+        # the engine's views of it go: it was held through the whole backward,
+        # with the weight's strided gradient and its copy, 1.35 x the plain
+        # step on the unseen capsnet; 1.000 there now).  Here keep-all is
+        # still 9 KiB (0.85 %) above: two of the squash's (B, 288, 1) values
+        # held across the einsum's backward, not yet understood (issue 21's
+        # closing note)
+        torch.manual_seed(12)
+        runs = self.check("caps", None, x=torch.randn(4, 3, 16, 16), model=CapsRouting(), piece=None,
+                          le_plain=False)
+        self.assertLessEqual(runs[0]["measured_peak"], runs[0]["baseline_peak"] * 1.01, runs[0])
+        self.memory_log("caps")
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on

@@ -13,7 +13,9 @@ roll, flip, chunk, stack), cross_entropy inside the model, in-place `+=` and
 `x[:, 0] = ...`, a frozen backbone, buffers read in forward, bfloat16,
 int64 + float inputs together, scaled_dot_product_attention(is_causal) with a
 bool padding-mask input, detach + randn_like, FFT (complex activations),
-EmbeddingBag with offsets.
+EmbeddingBag with offsets, data written into a `torch.zeros` made from sizes
+(a Fourier neural operator's modes), parameters expanded to the batch and
+read by several ops (a Perceiver's latents, DETR's query positions).
 
 --list prints the names.  Sizes are small by default (--image 32, --batch 2).
 """
@@ -509,6 +511,68 @@ class ViewWritesReadAgain(nn.Module):
         y[:, 0] = 0
         return self.o(y)
 
+class ZerosWritten(nn.Module):
+    """Data written into a tensor made by a factory from sizes only: a Fourier layer's modes
+    (`out = torch.zeros(B, C, H, W // 2 + 1, dtype=xf.dtype)`, two corner slices set to a complex
+    einsum with a view_as_complex weight, irfft2 with s=), `new_zeros` with a column block set to a
+    tanh and another added in place, and a float `torch.zeros` written by a LeakyReLU's result;
+    3x3 convolutions after the Fourier layer, so that a schedule at half the peak recomputes."""
+
+    def __init__(self, ch=8, modes=3):
+        super().__init__()
+        self.lift = nn.Conv2d(3, ch, 1)
+        self.w1 = nn.Parameter(0.1 * torch.randn(ch, ch, modes, modes, 2))
+        self.w2 = nn.Parameter(0.1 * torch.randn(ch, ch, modes, modes, 2))
+        self.pw = nn.Conv2d(ch, ch, 1)
+        self.convs = nn.Sequential(*[nn.Sequential(nn.Conv2d(ch, ch, 3, padding=1), nn.GELU()) for _ in range(4)])
+        self.a = nn.Linear(ch, 16)
+        self.o = nn.Linear(32, 5)
+        self.m = modes
+
+    def forward(self, x):  # B, 3, H, W
+        h = self.lift(x)
+        B, C, H, W = h.shape
+        xf = torch.fft.rfft2(h)
+        out = torch.zeros(B, C, H, W // 2 + 1, dtype=xf.dtype, device=x.device)
+        m = self.m
+        out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], torch.view_as_complex(self.w1))
+        out[:, :, -m:, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, -m:, :m], torch.view_as_complex(self.w2))
+        h = F.gelu(torch.fft.irfft2(out, s=(H, W)) + self.pw(h))
+        t = self.a(self.convs(h).mean((2, 3)))            # B, 16
+        z = t.new_zeros(B, 32)
+        z[:, :16] = torch.tanh(t)
+        z[:, 8:24] += t
+        w = torch.zeros(B, 32)
+        w[:, 4:] = F.leaky_relu(z[:, 4:], 0.1)
+        return self.o(w)
+
+
+class ExpandedParams(nn.Module):
+    """Parameters expanded to the batch and read by several ops: a Perceiver's latent array
+    (`latent.unsqueeze(0).expand(B, -1, -1)`, normalised for a cross-attention query and added
+    back), and DETR-style query positions added before each of two layers.  The plain step sums
+    the readers' gradients before the expand's backward sums over the batch."""
+
+    def __init__(self, dim=32, latents=8):
+        super().__init__()
+        self.latent = nn.Parameter(0.02 * torch.randn(latents, dim))
+        self.qpos = nn.Parameter(0.02 * torch.randn(latents, dim))
+        self.ln_q, self.ln_x = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.q, self.kv = nn.Linear(dim, dim), nn.Linear(dim, 2 * dim)
+        self.layers = nn.ModuleList([nn.Linear(dim, dim) for _ in range(2)])
+        self.head = nn.Linear(dim, 5)
+
+    def forward(self, x):  # B, L, dim
+        B = x.shape[0]
+        lat = self.latent.unsqueeze(0).expand(B, -1, -1)
+        pos = self.qpos.unsqueeze(0).expand(B, -1, -1)
+        k, v = self.kv(self.ln_x(x)).chunk(2, -1)
+        h = lat + F.scaled_dot_product_attention(self.q(self.ln_q(lat)), k, v)
+        for lin in self.layers:
+            h = h + torch.tanh(lin(h + pos))
+        return self.head(h.mean(1))
+
+
 SMALL = {
     "bert": "BERT-like encoder: 3 embeddings, int64 attention mask, LayerNorm, GELU, dropout; (states, pooled)",
     "gpt_tied": "GPT-like decoder, LM head tied to the embedding, triu + masked_fill causal mask",
@@ -532,6 +596,8 @@ SMALL = {
     "pos_bias_mlp": "Swin V2's position-bias MLP: in-place ReLU on a view (Linear on a 4-d buffer), no input dependency",
     "pool1d_indices": "Conv1d, hardswish, adaptive_max_pool1d (int64 indices saved as a view of the op's own)",
     "view_writes": "in-place writes (slices, views) on activations read before and again after them",
+    "expanded_params": "parameters expanded to the batch, each read by several ops (Perceiver latents, DETR queries)",
+    "zeros_written": "torch.zeros / new_zeros from sizes, slices written with data (FNO modes, complex einsum)",
 }
 
 
@@ -607,6 +673,10 @@ def build(name, args, dtype):
         return PosBiasMlp(), [common.float_input((b, 25, 16), dtype, g)]
     if name == "view_writes":
         return ViewWritesReadAgain(), [common.float_input((b, 12, 32), dtype, g)]
+    if name == "expanded_params":
+        return ExpandedParams(), [common.float_input((b, 10, 32), dtype, g)]
+    if name == "zeros_written":
+        return ZerosWritten(), [common.float_input((b, 3, args.image, args.image), dtype, g)]
     if name == "pool1d_indices":
         return Pool1dIndices(), [common.float_input((b, 8, 200), dtype, g)]
     common.die("unknown model %r (--list shows the names)" % name)
