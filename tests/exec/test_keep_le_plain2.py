@@ -465,23 +465,29 @@ class TestKeepLePlainPieces(unittest.TestCase):
                             self.assertEqual(k, "fake", (name, c))
             self.assertEqual(pools, 3, name)
 
+    def mask_chains(self, base, model_cls, seed):
+        """The model in both memory formats on an input with exact zeros:
+        every schedule checked (gradients equal, each op within its
+        prediction), keep-all below the plain step; yields each chain."""
+        for fmt in (torch.contiguous_format, torch.channels_last):
+            torch.manual_seed(seed)
+            name = base + "_cl" if fmt == torch.channels_last else base
+            x = torch.randn(4, 3, 16, 16)
+            x[:, :, :4] = 0.0
+            x = x.to(memory_format=fmt)
+            runs = self.check(name, None, x=x, model=model_cls().to(memory_format=fmt), piece=None)
+            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
+            self.memory_log(name)
+            with open(os.path.join(TMP, name + ".rkg")) as f:
+                yield json.load(f)
+
     def test_relu_keeps_mask(self):
         # keep-all below the plain step: the ReLUs before the pools, the cat
         # and the add keep a one-byte mask, not their result (their backward
         # names their own data for its shape only); the last ReLU, read by
         # the Linear, keeps its result; gradients equal bit for bit; every
         # op within its prediction, in both memory formats
-        for fmt in (torch.contiguous_format, torch.channels_last):
-            torch.manual_seed(10)
-            name = "relumask_cl" if fmt == torch.channels_last else "relumask"
-            x = torch.randn(4, 3, 16, 16)
-            x[:, :, :4] = 0.0
-            x = x.to(memory_format=fmt)
-            runs = self.check(name, None, x=x, model=ReluMasks().to(memory_format=fmt), piece=None)
-            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
-            self.memory_log(name)
-            with open(os.path.join(TMP, name + ".rkg")) as f:
-                chain = json.load(f)
+        for chain in self.mask_chains("relumask", ReluMasks, 10):
             own = {}
             for cl in chain["classes"]:
                 for c in cl["compute"]:
@@ -500,23 +506,13 @@ class TestKeepLePlainPieces(unittest.TestCase):
             self.assertIn(["fake"], conv1, own)  # conv + relu_ then max pool: the mask
 
     def test_leaky_relu_keeps_mask(self):
-        # keep-all below the plain step and below keep-all without the masks:
-        # the three LeakyReLUs whose saved tensor nothing else holds keep a
+        # keep-all below the plain step: the three LeakyReLUs whose saved
+        # tensor nothing else holds (two out of place, one merged) keep a
         # one-byte mask (their backward reads their input or own data for its
         # shape only), the one whose input the add reads saves it; gradients
         # equal bit for bit (exact zeros in the input: masks meet v == 0), both
         # memory formats
-        for fmt in (torch.contiguous_format, torch.channels_last):
-            torch.manual_seed(11)
-            name = "leakymask_cl" if fmt == torch.channels_last else "leakymask"
-            x = torch.randn(4, 3, 16, 16)
-            x[:, :, :4] = 0.0
-            x = x.to(memory_format=fmt)
-            runs = self.check(name, None, x=x, model=LeakyMasks().to(memory_format=fmt), piece=None)
-            self.assertLess(runs[0]["measured_peak"], runs[0]["baseline_peak"], runs[0])
-            self.memory_log(name)
-            with open(os.path.join(TMP, name + ".rkg")) as f:
-                chain = json.load(f)
+        for chain in self.mask_chains("leakymask", LeakyMasks, 11):
             masks = []
             for cl in chain["classes"]:
                 sizes = {d["name"]: d["size"] for d in cl["data"]}
