@@ -812,7 +812,8 @@ void Runtime::settle_dup_aliases(int g) {
         la.second.mutable_grad() = at::Tensor();
         at::Tensor &lg = la.first.mutable_grad();
         if (!lg.defined()) lg = ag;
-        else lg.add_(ag);
+        else if (lg.use_count() == 1 && lg.storage().use_count() == 1) lg.add_(ag); // as AccumulateGrad:
+        else lg = lg + ag; // in place only into a buffer nobody else holds (a shared gradient)
     }
     dup_alias.erase(it);
 }
