@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <functional>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -320,19 +319,21 @@ int written_argument(const Node *n) {
     return written;
 }
 
-// Whether v's value depends on the model's inputs' data: a graph input other
-// than the module, or an op (not a size query) reading such a value.
-static bool reads_input_data(const Value *v, std::map<const Value *, bool> &memo, int depth = 0) {
-    auto it = memo.find(v);
-    if (it != memo.end()) return it->second;
-    const Node *d = v->node();
-    bool r = false;
-    if (d->kind() == prim::Param) r = !v->type()->cast<c10::ClassType>();
-    else if (depth < 256 && d->kind() != prim::Constant && d->kind() != prim::GetAttr && !is_size_like(d))
-        for (const Value *u : d->inputs())
-            if ((r = reads_input_data(u, memo, depth + 1))) break;
-    memo[v] = r;
-    return r;
+// The values that depend on the model's inputs' data: the graph's inputs
+// other than the module, and the outputs of every op (not a size query, a
+// constant or an attribute) reading one; one pass in graph order.
+static std::unordered_set<const Value *> input_dependent(const torch::jit::Graph &g) {
+    std::unordered_set<const Value *> dep;
+    for (const Value *v : g.inputs())
+        if (!v->type()->cast<c10::ClassType>()) dep.insert(v);
+    for (const Node *n : g.nodes()) {
+        if (n->kind() == prim::Constant || n->kind() == prim::GetAttr || is_size_like(n)) continue;
+        bool d = false;
+        for (const Value *u : n->inputs()) d = d || dep.count(u);
+        if (d)
+            for (const Value *o : n->outputs()) dep.insert(o);
+    }
+    return dep;
 }
 
 // A tensor factory (`torch.zeros(B, C, ...)`, `x.new_zeros`, `torch.empty`,
@@ -341,7 +342,7 @@ static bool reads_input_data(const Value *v, std::map<const Value *, bool> &memo
 // operator's modes).  Without input data it would be a constant, and such a
 // write is refused; so it is an activation, made anew each step: a group with
 // no dependencies, which the writes join (as on any activation).
-static bool factory_written_with_data(const Node *n, std::map<const Value *, bool> &memo) {
+static bool factory_written_with_data(const Node *n, const std::unordered_set<const Value *> &dep) {
     static const std::set<std::string> factories = {
         "aten::zeros",      "aten::ones",      "aten::full",      "aten::empty",    "aten::empty_strided",
         "aten::zeros_like", "aten::ones_like", "aten::full_like", "aten::empty_like", "aten::new_zeros",
@@ -358,7 +359,7 @@ static bool factory_written_with_data(const Node *n, std::map<const Value *, boo
             const Node *w = u.user;
             if (written_argument(w) == (int)u.offset) {
                 for (size_t j = 0; j < w->inputs().size(); j++)
-                    if (j != u.offset && reads_input_data(w->input(j), memo)) return true;
+                    if (j != u.offset && dep.count(w->input(j))) return true;
             } else if (u.offset == 0 && w->outputs().size() == 1 && views.count(w->kind().toQualString())) {
                 todo.push_back(w->output());
             }
@@ -430,7 +431,7 @@ void analyse(Model &M) {
                   [](const auto &a, const auto &b) { return a.first < b.first; });
     }
     size_t next_dead = 0;
-    std::map<const Value *, bool> input_memo; // reads_input_data
+    const std::unordered_set<const Value *> on_inputs = input_dependent(g); // factory_written_with_data
     // Two passes: the model's nodes, then (for a model returning several
     // tensors) the nodes that join them into one output (loss_output).
     for (int pass = 0; pass < 2; pass++) {
@@ -488,7 +489,7 @@ void analyse(Model &M) {
         for (size_t i = 0; i < st.size(); i++) env[n->output(i)] = dyn ? leaf_of(st[i]) : st[i];
         if (n->outputs().empty()) continue; // a check without a result (torch.export's metadata asserts)
         auto k = n->kind();
-        if ((!dyn || is_size_like(n)) && !(!dyn && factory_written_with_data(n, input_memo))) {
+        if ((!dyn || is_size_like(n)) && !(!dyn && factory_written_with_data(n, on_inputs))) {
             // Static, unless it is a real op producing a tensor that requires
             // grad (e.g. a position embedding of a constant arange): that is
             // an activation and becomes a group with no dependencies.
