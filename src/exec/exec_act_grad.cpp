@@ -77,6 +77,13 @@ at::Tensor take_bytes(const at::Tensor &dy) {
     return dx;
 }
 
+// Whether writing the backward into dy may happen twice: ReLU's and ReLU6's
+// zeroing is idempotent, so a split backward's first part may write into the
+// gradient it keeps for the second (GradDonation.keep), which runs the same
+// backward again on it; scaling (LeakyReLU) or sigmoid's and tanh's products
+// are not.
+bool backward_idempotent(int64_t kind) { return kind == ACT_RELU || kind == ACT_HARDTANH; }
+
 // dy, written in place with the backward's result: the caller's still
 // (GradDonation.keep: a split backward's first part), else its bytes moved to
 // a new tensor that only the engine holds.
@@ -231,9 +238,7 @@ void save_result(torch::autograd::AutogradContext *ctx, const at::Tensor &y, int
 at::Tensor masked_backward(torch::autograd::AutogradContext *ctx, const at::Tensor &dy, const at::Tensor &m) {
     const int64_t kind = ctx->saved_data["kind"].toInt();
     const c10::Scalar a = ctx->saved_data["a"].toScalar();
-    // A kept gradient is read again by the split backward's second part,
-    // which runs this backward once more: only ReLU's zeroing is idempotent.
-    if ((!grad_donation().keep || kind != ACT_LEAKY) &&
+    if ((!grad_donation().keep || backward_idempotent(kind)) &&
         may_write(dy, ctx->saved_data["sizes"].toIntVector(), ctx->saved_data["strides"].toIntVector(),
                   (at::ScalarType)ctx->saved_data["dtype"].toInt(), m.device())) {
         apply_mask(dy, m, kind, a, true);
@@ -265,7 +270,7 @@ struct ActGradInPlace : torch::autograd::Function<ActGradInPlace> {
         at::Tensor dx;
         if (dy.defined() && ctx->saved_data["mask"].toBool()) {
             dx = masked_backward(ctx, dy, y);
-        } else if (dy.defined() && (!grad_donation().keep || kind == ACT_RELU || kind == ACT_HARDTANH) &&
+        } else if (dy.defined() && (!grad_donation().keep || backward_idempotent(kind)) &&
                    may_write(dy, y.sizes(), y.strides(), y.scalar_type(), y.device())) {
             at::Tensor out = dy; // out= aliases the incoming gradient fully (TensorIterator allows it)
             switch (kind) {

@@ -590,9 +590,7 @@ void analyse(Model &M) {
                 // (a factory's zeros): the owner's output now does
                 OW.rg = true;
                 OW.out_rg[0] = true;
-                int64_t b = 1;
-                for (int64_t d : OW.sizes) b *= d;
-                OW.grad_bytes += b * (int64_t)c10::elementSize(OW.dtype);
+                OW.grad_bytes = OW.bytes; // as group_of counts a gradient: its one output's bytes
                 auto e = env.find(OW.outs[0]); // later readers of this run see it require grad
                 if (e != env.end() && e->second.isTensor() && e->second.toTensor().is_leaf() &&
                     !e->second.toTensor().requires_grad())
