@@ -270,11 +270,13 @@ ActivationPeak::ActivationPeak(const Mem &a, const std::vector<at::Tensor> &para
     current = this;
 }
 
-void ActivationPeak::boundary() {
+void ActivationPeak::boundary(bool passes_on) {
     int64_t p = A.peak();
     op_raw_peak = std::max(op_raw_peak, p);
     reserved = std::max(reserved, A.reserved_peak());
-    if (p > at_reset) { // the segment allocated: the one before it is over
+    if (passes_on && open) {
+        open_peak = std::max(open_peak, p); // part of the segment it passes on from
+    } else {
         if (open) best = std::max(best, open_peak - grads + open_bias);
         open = true;
         open_peak = p;
@@ -291,12 +293,28 @@ int64_t ActivationPeak::take_op_peak() {
 }
 
 namespace {
+// A function that hands its gradient on as it came, or as a view of it, or
+// into .grad: its segment is part of the one before it, whose gradients it
+// carries (an addmm's weight gradient reaches .grad through `t()`).  The
+// name without its overload number.
+bool passes_grads_on(const std::string &name) {
+    static const std::set<std::string> on = {
+        "torch::autograd::AccumulateGrad", "TBackward", "ViewBackward", "UnsafeViewBackward",
+        "ReshapeAliasBackward", "PermuteBackward", "TransposeBackward", "SqueezeBackward",
+        "UnsqueezeBackward", "AliasBackward", "ExpandBackward", "ViewAsRealBackward",
+        "ViewAsComplexBackward", "CloneBackward", "NumpyTBackward"};
+    size_t e = name.size();
+    while (e > 0 && std::isdigit((unsigned char)name[e - 1])) e--;
+    return on.count(name.substr(0, e)) > 0;
+}
+
 struct SegmentEnd : torch::autograd::FunctionPostHook {
     ActivationPeak *ap;
-    explicit SegmentEnd(ActivationPeak *a) : ap(a) {}
+    bool passes_on;
+    SegmentEnd(ActivationPeak *a, bool on) : ap(a), passes_on(on) {}
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
-        ap->boundary();
+        ap->boundary(passes_on);
         return outputs;
     }
 };
@@ -307,7 +325,7 @@ void ActivationPeak::hook_graph(const std::vector<at::Tensor> &roots) {
     std::set<torch::autograd::Node *> seen;
     auto add = [&](const std::shared_ptr<torch::autograd::Node> &fn) {
         if (!fn || !seen.insert(fn.get()).second) return;
-        fn_hooks.push_back({fn, fn->add_post_hook(std::make_unique<SegmentEnd>(this))});
+        fn_hooks.push_back({fn, fn->add_post_hook(std::make_unique<SegmentEnd>(this, passes_grads_on(fn->name())))});
         todo.push_back(fn.get());
     };
     for (const auto &r : roots) add(r.grad_fn());

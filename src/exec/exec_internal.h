@@ -127,14 +127,15 @@ struct Group {
     std::vector<const Value *> pieces;
     std::vector<int64_t> piece_bytes;
     std::vector<std::vector<int>> piece_readers;
-    // Read only by a `stack` (not along dim 0) whose backward hands it a
-    // strided piece of the stack's gradient (exec_pieces.cpp): that piece is
-    // kept as it is (a view), as autograd passes it on.  The stack's group,
-    // this input's index in it, the stack's dim; its gradient's bytes in the
-    // chain (the stack's whole gradient for the input whose backward runs
-    // last, 0 for the others).
+    // Read only by a `stack` or `cat` (not along dim 0) whose backward hands
+    // it a strided piece of the result's gradient (exec_pieces.cpp): that
+    // piece is kept as it is (a view), as autograd passes it on.  The
+    // stack's (cat's) group, this input's index in it (its offset along the
+    // dim), the dim, its length along the dim (a cat's; -1: a stack's
+    // select); its gradient's bytes in the chain (the whole gradient for the
+    // input whose backward runs last, 0 for the others).
     int stack_reader = -1, stack_index = -1;
-    int64_t stack_dim = 0, stack_grad_bytes = -1;
+    int64_t stack_dim = 0, stack_len = -1, stack_grad_bytes = -1;
     bool stack_input_kept = false; // (of a stack group) some input's gradient is kept so
     std::vector<const Value *> sums_read; // the Model's static_sums its program reads
 };
@@ -251,11 +252,15 @@ int64_t param_grad_bytes_now(const std::vector<at::Tensor> &ps);
 // as .grad from the backward function that computed it.  The step is cut into
 // segments at the end of every autograd function (hook_graph: post-hooks on
 // the functions a backward will run) and before every schedule op
-// (boundary()); a segment's peak counts minus the gradients held when the next
-// segment that allocates begins, so a weight gradient that reaches .grad
-// through view functions only (an addmm's, through `t()`) is not an
-// activation while it is in flight, and one added into .grad in place stays a
-// temporary.  One at a time (`current`).
+// (boundary()); the segments of functions that hand gradients on (views'
+// backward, AccumulateGrad: passes_grads_on) join the one before, and a
+// segment's peak counts minus the gradients held when it ends, so a weight
+// gradient that reaches .grad through view functions only (an addmm's,
+// through `t()`) is not an activation while it is in flight, one added into
+// .grad in place stays a temporary, and a gradient that reaches .grad later
+// is not taken off an earlier peak (a segment used to stay open until one
+// allocated: the unseen gnn's plain peak was 5 % low).  One at a time
+// (`current`).
 struct ActivationPeak {
     static ActivationPeak *current;
     const Mem &A;
@@ -268,7 +273,9 @@ struct ActivationPeak {
     bool open = false;
     ActivationPeak(const Mem &a, const std::vector<at::Tensor> &params); // resets the peak
     ~ActivationPeak();
-    void boundary();
+    // The end of a segment; passes_on: of a function that hands gradients on
+    // (its segment joins the open one, see passes_grads_on).
+    void boundary(bool passes_on = false);
     // Around one backward call: post-hooks on the functions it will run.
     void hook_graph(const std::vector<at::Tensor> &roots);
     void unhook_graph();

@@ -181,9 +181,15 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     M.keep_block_outputs = for_tracing;
     select_device(M, o->device, o->memory_cap);
     install_allocator();
-    // Op by op, as the executor runs: the plain step must run the same kernels.
+    // Op by op, as the executor runs: the plain step must run the same kernels,
+    // on the graph as saved.  The profiling executor without optimization runs
+    // it as it is; the legacy executor (profiling mode off) turned 0-dim tensor
+    // constants into scalars, so `NumToTensor(x[0].numel()) * 0.9189` (a traced
+    // `math.log(2 * math.pi) / 2 * x[0].numel()`) ran in float32, not in double
+    // as the saved graph, Python's own run of it and the eager model do: the
+    // plain step's output was 1 ulp off (unseen3's realnvp log-likelihood).
     torch::jit::setGraphExecutorOptimize(false);
-    torch::jit::getProfilingMode() = false;
+    torch::jit::getProfilingMode() = true;
     std::string path = o->model_path;
     if (is_export_archive(path)) {
         M.module = load_exported(path); // torch.export.save: one node per ATen call

@@ -1,6 +1,6 @@
 // exec_pieces.cpp — data that the other nodes of its block read only through
 // pieces (issue 21: swin_t's q, k, v, `select`s of a permuted view of one qkv
-// Linear output; `split` pieces are left out, piece_op).  Autograd gives each
+// Linear output; the items of a `split` / `chunk`, piece_op).  Autograd gives each
 // piece's gradient to its SelectBackward, which runs late (those functions were made early in the forward, and the
 // engine runs later-made functions first), so the whole data's gradient
 // appears only after the attention's softmax and q @ k backwards.  A leaf's
@@ -32,10 +32,16 @@ namespace rkx {
 
 namespace {
 
-// `select` only: with `split` pieces (GPT2's fused QKV) a rockmate schedule
-// at 50 % was predicted 8 KB above its measurement (exact before), not
-// diagnosed yet (tests/exec/test_load_memory.py).
-bool piece_op(const Node *n) { return n->kind() == aten::select; }
+// `select`, and the items of a `split` / `chunk` / `unbind` list (a
+// ConvLSTM's gates, torch.split of one convolution: each gate's reader made
+// a zero-filled gradient of the whole convolution output through
+// SplitBackward, keep-all 0.65 % above the plain step on unseen3's convlstm;
+// GPT2's fused QKV).
+bool piece_op(const Node *n) {
+    static const std::set<std::string> lists = {"aten::split", "aten::split_with_sizes", "aten::chunk",
+                                                "aten::unsafe_split", "aten::unsafe_chunk", "aten::unbind"};
+    return n->kind() == aten::select || lists.count(n->kind().toQualString()) > 0;
+}
 
 const Value *resolve(Model &M, const Value *v) {
     while (M.vi.at(v).alias) v = M.vi.at(v).alias;
@@ -161,20 +167,24 @@ struct DepositGrad : torch::autograd::Function<DepositGrad> {
     }
 };
 
-// The inputs of a `stack` along a dim other than 0 that nothing else reads:
-// the stack's backward hands each a strided (non-dense) piece of its
-// gradient, which autograd passes on as it is, while a leaf's accumulator
-// makes it contiguous, and a Linear's bias gradient then sums in another
-// order (moe_dense: experts' outputs stacked on the last dim, gradients
-// differing in the last bit).  Kept as views, the pieces hold the stack's
-// whole gradient until the last of them is forgotten: the chain counts that
-// whole gradient on the input whose backward runs last (the first in the
-// graph), 0 on the others, and the stack's backward does not count it twice.
+// The inputs of a `stack` (or `cat`) along a dim other than 0 that nothing
+// else reads: the backward hands each a strided (non-dense) piece of the
+// result's gradient (a select; a cat's: a narrow), which autograd passes on
+// as it is, while a leaf's accumulator makes it contiguous, and a Linear's
+// bias gradient or a BatchNorm's then sums in another order (moe_dense:
+// experts' outputs stacked on the last dim, gradients differing in the last
+// bit; an attention U-Net's BatchNorm whose output is cat with the skip on
+// the channels: 44 of 54 gradients off by up to 9e-5).  Kept as views, the
+// pieces hold the whole gradient until the last of them is forgotten: the
+// chain counts that whole gradient on the input whose backward runs last
+// (the first in the graph), 0 on the others, and the stack's backward does
+// not count it twice.
 void find_stack_inputs(Model &M) {
     for (int s : M.order) {
         Group &S = M.groups[s];
-        if (!S.has_grad || !S.main || S.main->kind() != aten::stack || S.prog.back() != S.main || S.outs.size() != 1)
-            continue;
+        if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1) continue;
+        const bool cat = S.main->kind() == aten::cat;
+        if (!cat && S.main->kind() != aten::stack) continue;
         const VInfo &DI = M.vi.at(resolve(M, S.main->input(1)));
         const VInfo &LI = M.vi.at(resolve(M, S.main->input(0)));
         if (DI.kind != VK::Static || !DI.sval.isInt() || LI.kind != VK::Cheap || !LI.def ||
@@ -185,6 +195,25 @@ void find_stack_inputs(Model &M) {
         if (dim <= 0 || dim >= rank) continue; // along dim 0 the pieces are dense: a leaf takes them as they are
         std::vector<const Value *> items;
         for (const Value *u : LI.def->inputs()) items.push_back(resolve(M, u));
+        // A cat's pieces: each item's offset and length along the dim (all
+        // items Data of that rank; otherwise, e.g. an empty tensor skipped
+        // by cat, the cat is left alone).
+        std::vector<int64_t> off(items.size(), 0), len(items.size(), -1);
+        if (cat) {
+            int64_t at = 0;
+            bool known = true;
+            for (size_t i = 0; i < items.size() && known; i++) {
+                const VInfo &I = M.vi.at(items[i]);
+                if (I.kind != VK::Data || I.part != 0 || M.groups[I.owner].sizes.size() != (size_t)rank) {
+                    known = false;
+                    break;
+                }
+                off[i] = at;
+                len[i] = M.groups[I.owner].sizes[dim];
+                at += len[i];
+            }
+            if (!known || at != S.sizes[dim]) continue;
+        }
         int last = -1;
         for (size_t i = 0; i < items.size(); i++) {
             const VInfo &I = M.vi.at(items[i]);
@@ -194,7 +223,8 @@ void find_stack_inputs(Model &M) {
                 E.consumers.size() != 1 || !E.pieces.empty() || E.stack_reader >= 0)
                 continue;
             E.stack_reader = s;
-            E.stack_index = (int)i;
+            E.stack_index = cat ? (int)off[i] : (int)i;
+            E.stack_len = len[i];
             E.stack_dim = dim;
             E.stack_grad_bytes = 0;
             S.stack_input_kept = true;
@@ -263,7 +293,7 @@ at::Tensor Runtime::stack_piece_ones(int g) {
     const Group &S = M.groups[E.stack_reader];
     at::Tensor buf = at::ones(S.sizes, gs[g].p[0].leaf.options().requires_grad(false));
     stack_buffers.push_back(buf);
-    return buf.select(E.stack_dim, E.stack_index);
+    return E.stack_len < 0 ? buf.select(E.stack_dim, E.stack_index) : buf.narrow(E.stack_dim, E.stack_index, E.stack_len);
 }
 
 void Runtime::deposit_piece(const Value *v, const at::Tensor &g) {

@@ -3,7 +3,7 @@
 that other nodes read only through pieces (src/exec/exec_pieces.cpp):
 torchvision's Swin attention, whose q, k, v are `qkv[0]`, `qkv[1]`, `qkv[2]`
 of a reshaped and permuted view of one qkv Linear output (`select` pieces;
-a GPT-style `split` of a fused QKV output is not handled yet; Swin V2's q
+the items of a `split` are pieces too, a ConvLSTM's gates; Swin V2's q
 and k are each read by two nodes).  Autograd keeps each piece's gradient apart
 until the attention's softmax and q @ k backwards have run; the executor used
 to take v's gradient (attn @ v's backward) as a zero-filled gradient of the
@@ -23,6 +23,7 @@ autograd does, and the tracer measures each backward in that layout.
 
 Run by tests/exec/run_exec_tests.sh with the Python of the build's torch."""
 import json
+import math
 import os
 import tempfile
 import unittest
@@ -268,6 +269,145 @@ class CapsRouting(nn.Module):
         return torch.linalg.vector_norm(v, dim=-1)
 
 
+class LastStepHead(nn.Module):
+    """tools/models/unseen2.py's tcn, its tail: a head on the last time step
+    (`x[:, :, -1]`, traced as two slices over the whole range, then the
+    select) and on the first position (`x[:, 0]`, a ViT's class token) of
+    the GELU's output, which only the heads' Linears keep.  The plain step
+    frees that output once the first Linear's backward has run; the slices'
+    backward each made a zero-filled copy of it (keep-all was 1.015 of the
+    plain step on tcn)."""
+
+    def __init__(self, c=32):
+        super().__init__()
+        self.conv = nn.Conv1d(8, c, 3, padding=1)
+        self.act = nn.GELU(approximate="tanh")
+        self.last, self.first = nn.Linear(c, 10), nn.Linear(256, 10)
+
+    def forward(self, x):  # B, 8, 256
+        y = self.act(self.conv(x))
+        return self.last(y[:, :, -1]) + self.first(y[:, 0])
+
+
+class MessagePassing(nn.Module):
+    """tools/models/unseen2.py's gnn, two layers: messages Linear(x)[src] by
+    index_select, summed by index_add into zeros, a root Linear without
+    bias, ReLU.  In the plain step's backward, the Linear before an
+    index_select frees more than it allocates, so the activation peak's
+    segment rule (ActivationPeak) used to take its weight gradient off the
+    peak of the index_add's backward before it: the plain peak measured 5 %
+    low, and keep-all above it."""
+
+    def __init__(self, n=64, e=192, d=32):
+        super().__init__()
+        g = torch.Generator()
+        g.manual_seed(7)
+        self.register_buffer("ei", torch.randint(0, n, (2, e), generator=g))
+        self.msg = nn.ModuleList([nn.Linear(d, d) for _ in range(2)])
+        self.root = nn.ModuleList([nn.Linear(d, d, bias=False) for _ in range(2)])
+        self.head = nn.Linear(d, 4)
+
+    def forward(self, x):  # n, d
+        src, dst = self.ei[0], self.ei[1]
+        for m, r in zip(self.msg, self.root):
+            msg = m(x).index_select(0, src)
+            agg = torch.zeros(x.shape[0], msg.shape[1], dtype=x.dtype).index_add(0, dst, msg)
+            x = F.relu(agg + r(x))
+        return self.head(x)
+
+
+class GRUTagger(nn.Module):
+    """A float32 GRU (expanded into its time steps, src/exec/exec_rnn.cpp)
+    under a head whose log_softmax backward is the step's peak, with every
+    step's saved tensors held: the steps held the hidden projection's buffer
+    of 3 x hidden beside their out-of-place gates (keep-all 1.059 of the
+    plain step, whose in-place gates live in that buffer)."""
+
+    def __init__(self, bidirectional=False):
+        super().__init__()
+        self.emb = nn.Embedding(100, 32)
+        self.rnn = nn.GRU(32, 48, batch_first=True, bidirectional=bidirectional)
+        self.head = nn.Linear(96 if bidirectional else 48, 100)
+
+    def forward(self, x):  # B, T (token ids)
+        return F.log_softmax(self.head(self.rnn(self.emb(x))[0]), -1)
+
+
+class NormCatSkip(nn.Module):
+    """An attention U-Net's decoder step (tools/models/unseen3.py's attunet):
+    a BatchNorm whose output is `cat` with a skip on the channels, read by a
+    convolution.  The cat's backward hands the BatchNorm a channel slice of
+    its gradient (not dense), which the plain step's BatchNorm backward
+    reduces as it is; the leaf's accumulator made it contiguous, and the
+    sums ran in another order (4 of 8 gradients differed, by up to 1.7e-2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.bn = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.c2, self.c3 = nn.Conv2d(3, 16, 3, padding=1), nn.Conv2d(32, 8, 3, padding=1)
+
+    def forward(self, x):
+        return self.c3(torch.cat([self.bn(self.c1(x)), F.relu(self.c2(x))], 1))
+
+
+class LatentLosses(nn.Module):
+    """A VQ-VAE's two latent terms (tools/models/unseen3.py's vqvae): mean
+    `mse_loss` against a detached tensor, each a node whose data is a
+    scalar.  The structured kernel returns the scalar in the storage of its
+    unreduced output: a node's data held that until its backward (294 912 B
+    where the chain counts 4: measured above the prediction)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c, self.e = nn.Conv2d(3, 32, 3, padding=1), nn.Conv2d(3, 32, 3, padding=1)
+
+    def forward(self, x):
+        z, q = self.c(x), self.e(x)
+        return F.mse_loss(q, z.detach()) + 0.25 * F.mse_loss(z, q.detach()) + z.sum() + q.sum()
+
+
+class GaussianLogLikelihood(nn.Module):
+    """A flow's log-likelihood (unseen3's realnvp): the constant
+    `0.5 * math.log(2 * math.pi) * z[0].numel()` traces as NumToTensor of the
+    numel times a double 0-dim constant, computed in double by the saved
+    graph, Python's run of it and the eager model; the plain step ran on the
+    legacy graph executor, which made the constant a float scalar, and its
+    output was 1 ulp off the executor's (which runs the graph as saved)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 3, 3, padding=1)
+
+    def forward(self, x):
+        z = self.c(x)
+        return -0.5 * (z * z).flatten(1).sum(1) - 0.5 * math.log(2 * math.pi) * z[0].numel()
+
+
+class SplitGates(nn.Module):
+    """A ConvLSTM unrolled two steps (tools/models/unseen3.py's convlstm):
+    one convolution over the input and the state, `torch.split` into four
+    gates, each read by its own sigmoid or tanh.  Through SplitBackward each
+    gate's reader made a zero-filled gradient of the whole convolution output
+    (keep-all 0.65 % above the plain step on convlstm); the gates are pieces
+    now, as `select`s are."""
+
+    def __init__(self, c=8, hid=16):
+        super().__init__()
+        self.hid = hid
+        self.enc = nn.Conv2d(3, c, 3, padding=1)
+        self.conv = nn.Conv2d(c + hid, 4 * hid, 3, padding=1)
+        self.out = nn.Conv2d(hid, 3, 1)
+
+    def forward(self, x):  # B, 3, H, W
+        e = F.relu(self.enc(x))
+        h = c = torch.zeros(x.shape[0], self.hid, x.shape[2], x.shape[3], dtype=x.dtype)
+        for _ in range(2):
+            i, f, o, g = torch.split(self.conv(torch.cat([e, h], 1)), self.hid, 1)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+        return self.out(h)
+
+
 class NormThenPermutedPool(nn.Module):
     """Swin V2's tail: two equal LayerNorm blocks (one class by their bodies);
     the second's output is pooled through a permuted view, so its gradient
@@ -365,7 +505,7 @@ class TestKeepLePlainPieces(unittest.TestCase):
         self.assertLessEqual(int(over[5]) - int(over[4]), 64, over)
         return rows
 
-    def check(self, name, attn, x=None, model=None, piece='_linear_p2"', le_plain=True, slack=0):
+    def check(self, name, attn, x=None, model=None, piece='_linear_p2"', le_plain=True, slack=0, keep_slack=0):
         torch.manual_seed(0)
         path = os.path.join(TMP, name + ".pt")
         if x is None:
@@ -385,11 +525,11 @@ class TestKeepLePlainPieces(unittest.TestCase):
             r = json.loads(p.stdout)
             self.assertTrue(r["grads_equal"] and r["output_equal"], (rks, r))
             self.assertEqual(r["grads_differing"], 0, r)
-            self.assertLessEqual(r["measured_peak"], r["predicted_peak"] + (slack if i else 0), (rks, r))
+            self.assertLessEqual(r["measured_peak"], r["predicted_peak"] + (slack if i else keep_slack), (rks, r))
             if i == 0:  # keep-all: no more than autograd, and predicted exactly (but shared gradients)
                 if le_plain:
                     self.assertLessEqual(r["measured_peak"], r["baseline_peak"], r)
-                check_peak(self, r, 0, rks)
+                check_peak(self, r, keep_slack, rks)
             runs.append(r)
         if piece:
             with open(rkg) as f:  # the qkv output's three pieces each have a gradient D-node
@@ -426,6 +566,16 @@ class TestKeepLePlainPieces(unittest.TestCase):
         # gradients equal bit for bit (they differed in the last bit)
         torch.manual_seed(1)
         self.check("moe", None, x=torch.randn(2, 8, 16), model=MoEDense(), piece=None)
+
+    def test_cat_pieces_kept_strided(self):
+        # gradients equal bit for bit: the BatchNorm's (and the ReLU's)
+        # channel slices of the cat's gradient reach them as they are
+        torch.manual_seed(16)
+        self.check("bncat", None, x=torch.randn(4, 3, 48, 48), model=NormCatSkip(), piece=None, slack=8, keep_slack=8)
+        with open(os.path.join(TMP, "bncat.rkg")) as f:  # the cat's whole gradient counted once
+            classes = json.load(f)["classes"]
+        sizes = [d["size"] for c in classes for d in c["data"] if d["name"].startswith("g") and "batch_norm" in d["name"]]
+        self.assertIn(4 * 32 * 48 * 48 * 4, sizes, sizes)
 
     def test_skip_add_gradient_shared(self):
         # keep-all no more than the plain step: the add's gradient held once
@@ -546,6 +696,52 @@ class TestKeepLePlainPieces(unittest.TestCase):
                           le_plain=False)
         self.assertLessEqual(runs[0]["measured_peak"], runs[0]["baseline_peak"] * 1.01, runs[0])
         self.memory_log("caps")
+
+    def test_head_on_a_whole_view(self):
+        # keep-all no higher than the plain step, predicted exactly: the
+        # select's gradient goes into the data's gradient through the whole
+        # slices (SelectIntoGrad), one zero-filled buffer, as the plain step
+        # holds one after the data went
+        torch.manual_seed(13)
+        self.check("last_step", None, x=torch.randn(4, 8, 256), model=LastStepHead(), piece=None)
+
+    def test_message_passing_plain_peak(self):
+        # keep-all no higher than the plain step, whose peak is measured with
+        # each weight gradient taken off only the segments it was made in
+        torch.manual_seed(14)
+        self.check("gnn", None, x=torch.randn(64, 32), model=MessagePassing(), piece=None)
+
+    def test_gru_gates_hold_no_projection(self):
+        # keep-all no higher than the plain step (0.926, 0.909 bidirectional),
+        # gradients equal bit for bit; the peak is the head's, in the last
+        # block, with the loss scalar (4 B, not in the chain) held
+        for bi in (False, True):
+            torch.manual_seed(15)
+            self.check("gru_bi" if bi else "gru", None, x=torch.randint(0, 100, (4, 24)),
+                       model=GRUTagger(bi), piece=None, keep_slack=8)
+
+    def test_scalar_data_in_a_larger_storage(self):
+        # every schedule measured at most as predicted (check); keep-all is
+        # above the plain step here (the sums' expanded gradients become
+        # dense in the leaves, not asserted)
+        torch.manual_seed(17)
+        runs = self.check("latent", None, x=torch.randn(4, 3, 24, 24), model=LatentLosses(), piece=None,
+                          le_plain=False, slack=8, keep_slack=8)
+        self.assertLessEqual(runs[0]["measured_peak"], runs[0]["predicted_peak"], runs[0])
+
+    def test_plain_step_runs_the_saved_graph(self):
+        # the output equal bit for bit (check): the plain step's graph executor
+        # runs the graph as saved
+        torch.manual_seed(18)
+        self.check("gauss", None, x=torch.randn(4, 3, 16, 16), model=GaussianLogLikelihood(), piece=None,
+                   slack=8, keep_slack=8)
+
+    def test_split_gates_are_pieces(self):
+        # keep-all no higher than the plain step, gradients equal bit for bit;
+        # the gates' gradient D-nodes are in the chain
+        torch.manual_seed(19)
+        self.check("gates", None, x=torch.randn(4, 3, 24, 24), model=SplitGates(), piece='__convolution_p3"',
+                   slack=8, keep_slack=8)
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on
