@@ -728,22 +728,54 @@ void analyse(Model &M) {
     // Keep the static values only (the run's activations are freed here).
 }
 
+// The static value that the static value u is a view of, when u's node has
+// one tensor input, static, whose storage u shares (a transpose of an
+// expanded parameter); nullptr otherwise.
+static const Value *static_view_src(Model &M, const Value *u) {
+    const VInfo &I = M.vi.at(u);
+    if (I.kind != VK::Static || !I.sval.isTensor() || !I.sval.toTensor().defined()) return nullptr;
+    const Node *n = u->node();
+    if (n->kind() == prim::Constant || n->kind() == prim::GetAttr) return nullptr;
+    const Value *src = nullptr;
+    for (const Value *w : n->inputs()) {
+        while (M.vi.at(w).alias) w = M.vi.at(w).alias;
+        const VInfo &W = M.vi.at(w);
+        if (W.kind != VK::Static) return nullptr;
+        if (!W.sval.isTensor()) continue;
+        if (src) return nullptr; // two tensor inputs
+        src = w;
+    }
+    if (!src) return nullptr;
+    const at::Tensor &t = I.sval.toTensor(), &b = M.vi.at(src).sval.toTensor();
+    if (!b.defined() || !t.has_storage() || !b.has_storage() || !t.storage().is_alias_of(b.storage())) return nullptr;
+    return src;
+}
+
 // Static values that require grad, made by an `expand` (a reduction in the
-// backward), and read by two or more groups' programs: M.static_sums.
+// backward), and read by two or more groups' programs, directly or through
+// static views of them (static_view_src): M.static_sums, M.static_sum_views.
 void find_static_sums(Model &M) {
     static const std::set<std::string> reduces = {"aten::expand", "aten::expand_as", "aten::broadcast_to"};
     M.static_sums.clear();
+    M.static_sum_views.clear();
     for (Group &G : M.groups) G.sums_read.clear();
     for (size_t g = 0; g < M.groups.size(); g++) {
         Group &G = M.groups[g];
         for (const Node *n : G.prog)
-            for (const Value *u : n->inputs()) {
-                while (M.vi.at(u).alias) u = M.vi.at(u).alias;
+            for (const Value *r : n->inputs()) {
+                while (M.vi.at(r).alias) r = M.vi.at(r).alias;
+                const Value *u = r;
+                for (int depth = 0; depth < 64; depth++) {
+                    const Value *src = static_view_src(M, u);
+                    if (!src || reduces.count(u->node()->kind().toQualString())) break;
+                    u = src;
+                }
                 const VInfo &I = M.vi.at(u);
                 if (I.kind != VK::Static || !I.sval.isTensor() || !reduces.count(u->node()->kind().toQualString()))
                     continue;
                 const at::Tensor &t = I.sval.toTensor();
                 if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
+                for (const Value *w = r; w && w != u; w = static_view_src(M, w)) M.static_sum_views[w] = u;
                 if (std::find(G.sums_read.begin(), G.sums_read.end(), u) == G.sums_read.end()) {
                     G.sums_read.push_back(u);
                     M.static_sums[u]++;
@@ -752,6 +784,8 @@ void find_static_sums(Model &M) {
     }
     for (auto it = M.static_sums.begin(); it != M.static_sums.end();)
         it = it->second >= 2 ? std::next(it) : M.static_sums.erase(it);
+    for (auto it = M.static_sum_views.begin(); it != M.static_sum_views.end();)
+        it = M.static_sums.count(it->second) ? std::next(it) : M.static_sum_views.erase(it);
     for (Group &G : M.groups)
         G.sums_read.erase(std::remove_if(G.sums_read.begin(), G.sums_read.end(),
                                          [&](const Value *v) { return !M.static_sums.count(v); }),

@@ -178,6 +178,10 @@ struct Model {
     // reader before that sum; a step does the same through one leaf per
     // value (Runtime::sum_leaf), whose gradient goes back once.
     std::map<const Value *, int> static_sums;
+    // Static views of those values (DETR's queries transposed for a Linear):
+    // the value each is a view of; a step makes them from its leaf, so that
+    // their readers' gradients join the sum too.
+    std::map<const Value *, const Value *> static_sum_views;
     // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
     // plain forward changes once per step; a training session runs them once per step.
     std::vector<Node *> static_writes;
@@ -404,11 +408,15 @@ struct Runtime {
     // (exec_runtime.cpp, share_grad): the simulator counts them once per leaf.
     int64_t shared_grad_bytes = 0;
     std::vector<at::Tensor> stack_buffers;
-    // This step's leaf for each of M.static_sums its readers read, and the
-    // readers whose backward has not run yet; when none is left (or the step
-    // ends) the summed gradient goes back through the value's own graph.
-    std::unordered_map<const Value *, at::Tensor> sum_leaf;
+    // This step's leaf for each of M.static_sums its readers read (read
+    // through DepositGrad, kind SUM: sum_read), the gradient its readers'
+    // backwards gave (sum_grad, added as autograd's input buffer adds), and
+    // the readers whose backward has not run yet; when none is left (or the
+    // step ends) the summed gradient goes back through the value's own graph.
+    std::unordered_map<const Value *, at::Tensor> sum_leaf, sum_read, sum_grad;
     std::unordered_map<const Value *, int> sum_left;
+    at::Tensor wrap_sum(const Value *v, const at::Tensor &leaf);
+    void deposit_sum(const Value *v, const at::Tensor &g);
     void flush_static_sum(const Value *v);
     void flush_static_sums();
     // A node reading one dependency's leaf more than once (`n * n`,

@@ -143,11 +143,12 @@ bool read_through_pieces(Model &M, const Value *v, int d, std::set<const Value *
 }
 
 // The gradient reaching x goes to the runtime as it is, none to x: a piece's
-// (kind PIECE, key its Value: piece_grad), or a strided piece of a stack's
+// (kind PIECE, key its Value: piece_grad), a strided piece of a stack's
 // gradient that the stack's backward hands one of its inputs (kind STACK, key
-// the input's group: stack_grad).
+// the input's group: stack_grad), or a static sum's reader's (kind SUM, key
+// its Value: sum_grad).
 struct DepositGrad : torch::autograd::Function<DepositGrad> {
-    enum Kind : int64_t { PIECE, STACK };
+    enum Kind : int64_t { PIECE, STACK, SUM };
     static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x, int64_t rt, int64_t kind,
                               int64_t key) {
         ctx->saved_data["rt"] = rt;
@@ -160,7 +161,9 @@ struct DepositGrad : torch::autograd::Function<DepositGrad> {
         auto *R = reinterpret_cast<Runtime *>(ctx->saved_data["rt"].toInt());
         int64_t key = ctx->saved_data["key"].toInt();
         if (go[0].defined()) {
-            if (ctx->saved_data["kind"].toInt() == PIECE) R->deposit_piece(reinterpret_cast<const Value *>(key), go[0]);
+            int64_t kind = ctx->saved_data["kind"].toInt();
+            if (kind == PIECE) R->deposit_piece(reinterpret_cast<const Value *>(key), go[0]);
+            else if (kind == SUM) R->deposit_sum(reinterpret_cast<const Value *>(key), go[0]);
             else R->deposit_stack_grad((int)key, go[0]);
         }
         return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
@@ -281,6 +284,29 @@ at::Tensor Runtime::wrap_piece(const Value *v, const at::Tensor &t) {
 at::Tensor Runtime::wrap_stack_input(int g, const at::Tensor &leaf) {
     if (!at::GradMode::is_enabled() || !leaf.requires_grad()) return leaf;
     return DepositGrad::apply(leaf, (int64_t)reinterpret_cast<intptr_t>(this), DepositGrad::STACK, (int64_t)g);
+}
+
+at::Tensor Runtime::wrap_sum(const Value *v, const at::Tensor &leaf) {
+    return DepositGrad::apply(leaf, (int64_t)reinterpret_cast<intptr_t>(this), DepositGrad::SUM,
+                              (int64_t)reinterpret_cast<intptr_t>(v));
+}
+
+// As autograd's input buffer adds a tensor's gradients: the first as it came
+// (its layout: a transposed reader's gives the reduction in the backward of
+// the `expand` its order), then into it in place where nothing else holds it
+// and it is dense, else out of place.  A leaf's accumulator made the first
+// contiguous (the expand's value is not dense): DETR's queries' gradient
+// differed in the last bits.
+void Runtime::deposit_sum(const Value *v, const at::Tensor &g) {
+    at::Tensor &s = sum_grad[v];
+    if (!s.defined()) {
+        s = g;
+        return;
+    }
+    bool inplace = s.is_non_overlapping_and_dense() && s.use_count() == 1 && s.has_storage() &&
+                   s.storage().use_count() == 1 && !s.is_sparse();
+    if (inplace) s.add_(g);
+    else s = s + g;
 }
 
 void Runtime::deposit_stack_grad(int g, const at::Tensor &gr) {

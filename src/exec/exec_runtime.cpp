@@ -106,11 +106,22 @@ IValue Runtime::materialize(const Value *v) {
     switch (I.kind) {
     case VK::Static: {
         auto ss = M.static_sums.find(v);
-        if (ss == M.static_sums.end()) return I.sval;
-        auto it = sum_leaf.find(v);
-        if (it != sum_leaf.end()) return it->second;
+        if (ss == M.static_sums.end()) {
+            auto sv = M.static_sum_views.find(v);
+            if (sv == M.static_sum_views.end()) return I.sval;
+            const Node *def = v->node(); // a view of a static sum: made from this step's leaf
+            Stack st;
+            for (const Value *u : def->inputs()) st.push_back(materialize(u));
+            run_node(M, def, st);
+            for (size_t i = 0; i < def->outputs().size(); i++)
+                if (def->output(i) == v) return st[i];
+            return I.sval;
+        }
+        auto it = sum_read.find(v);
+        if (it != sum_read.end()) return it->second;
         sum_left[v] = ss->second;
-        return sum_leaf[v] = I.sval.toTensor().detach().requires_grad_(true);
+        sum_leaf[v] = I.sval.toTensor().detach().requires_grad_(true);
+        return sum_read[v] = wrap_sum(v, sum_leaf[v]);
     }
     case VK::Data: {
         GState &S = gs[I.owner];
@@ -869,8 +880,10 @@ void Runtime::settle_dup_aliases(int g) {
 void Runtime::flush_static_sum(const Value *v) {
     auto it = sum_leaf.find(v);
     if (it == sum_leaf.end()) return;
-    at::Tensor gr = it->second.grad();
+    at::Tensor gr = sum_grad[v];
     sum_leaf.erase(it);
+    sum_read.erase(v);
+    sum_grad.erase(v);
     sum_left.erase(v);
     if (!gr.defined()) return;
     torch::autograd::backward({M.vi.at(v).sval.toTensor()}, {gr}, /*retain_graph=*/true);

@@ -408,6 +408,24 @@ class SplitGates(nn.Module):
         return self.out(h)
 
 
+class TransposedQueries(nn.Module):
+    """DETR's decoder queries (tools/models/unseen4.py's detr): a parameter
+    expanded over the batch, read by a residual add and, transposed, by a
+    Linear.  The plain step adds the two readers' gradients (the transposed
+    one first, in its layout) before the expand's backward sums over the
+    batch; the transposed reader went to the parameter on its own, and the
+    sums' order differed (7.2e-7)."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.query = nn.Parameter(torch.randn(10, d))
+        self.lin = nn.Linear(d, d)
+
+    def forward(self, x):  # B, 1, d
+        tgt = self.query.unsqueeze(0).expand(x.shape[0], -1, -1)
+        return (tgt + self.lin(tgt.transpose(0, 1)).transpose(0, 1)) * x
+
+
 class NormThenPermutedPool(nn.Module):
     """Swin V2's tail: two equal LayerNorm blocks (one class by their bodies);
     the second's output is pooled through a permuted view, so its gradient
@@ -742,6 +760,22 @@ class TestKeepLePlainPieces(unittest.TestCase):
         torch.manual_seed(19)
         self.check("gates", None, x=torch.randn(4, 3, 24, 24), model=SplitGates(), piece='__convolution_p3"',
                    slack=8, keep_slack=8)
+
+    def test_static_sum_read_through_a_view(self):
+        # gradients equal bit for bit with keep-all and recompute-all (the
+        # summed gradient is outside the chain: measured may exceed the
+        # prediction by it, docs/exec.md "Parameters expanded and read twice")
+        torch.manual_seed(20)
+        path, inputs, rkg = (os.path.join(TMP, "queries" + e) for e in (".pt", ".inputs.pt", ".rkg"))
+        x = torch.randn(4, 1, 64)
+        torch.jit.trace(TransposedQueries().train(), (x,), check_trace=False).save(path)
+        torch.save([x], inputs)
+        rk("trace", path, "--input-file", inputs, "-o", rkg, "--quiet", "--runs", "1")
+        for rks in schedules(rkg)[:2]:
+            p = rk("run", path, rks, "--chain", rkg, "--input-file", inputs, "--check", "--json", "--iters", "1",
+                   check=0)
+            r = json.loads(p.stdout)
+            self.assertTrue(r["grads_equal"] and r["output_equal"], (rks, r))
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on
