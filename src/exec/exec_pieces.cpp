@@ -182,6 +182,19 @@ struct DepositGrad : torch::autograd::Function<DepositGrad> {
 // chain counts that whole gradient on the input whose backward runs last
 // (the first in the graph), 0 on the others, and the stack's backward does
 // not count it twice.
+// A group that is one convolution: its backward makes the incoming gradient
+// contiguous (in the memory format it runs in) before anything reads it, so
+// a contiguous copy gives the same bits, and holds only its piece, where a
+// kept view holds the whole `cat` gradient (a U-Net's up-convolutions, cat
+// with their skips: the floor 29 → 32 % and a 30 % solve 2.8 → 9.7 s with
+// the views).
+static bool backward_takes_contiguous(const Group &E) {
+    static const std::set<std::string> convs = {
+        "aten::_convolution", "aten::convolution", "aten::conv1d", "aten::conv2d", "aten::conv3d",
+        "aten::conv_transpose1d", "aten::conv_transpose2d", "aten::conv_transpose3d"};
+    return E.main && E.prog.back() == E.main && convs.count(E.main->kind().toQualString()) > 0;
+}
+
 void find_stack_inputs(Model &M) {
     for (int s : M.order) {
         Group &S = M.groups[s];
@@ -225,6 +238,7 @@ void find_stack_inputs(Model &M) {
             if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.block != S.block ||
                 E.consumers.size() != 1 || !E.pieces.empty() || E.stack_reader >= 0)
                 continue;
+            if (cat && backward_takes_contiguous(E)) continue;
             E.stack_reader = s;
             E.stack_index = cat ? (int)off[i] : (int)i;
             E.stack_len = len[i];
