@@ -764,10 +764,12 @@ void find_static_sums(Model &M) {
         for (const Node *n : G.prog)
             for (const Value *r : n->inputs()) {
                 while (M.vi.at(r).alias) r = M.vi.at(r).alias;
+                std::vector<const Value *> chain; // r and the static values it is a view of, up to u
                 const Value *u = r;
                 for (int depth = 0; depth < 64; depth++) {
                     const Value *src = static_view_src(M, u);
                     if (!src || reduces.count(u->node()->kind().toQualString())) break;
+                    chain.push_back(u);
                     u = src;
                 }
                 const VInfo &I = M.vi.at(u);
@@ -775,7 +777,7 @@ void find_static_sums(Model &M) {
                     continue;
                 const at::Tensor &t = I.sval.toTensor();
                 if (!t.defined() || !t.requires_grad() || !t.grad_fn()) continue;
-                for (const Value *w = r; w && w != u; w = static_view_src(M, w)) M.static_sum_views[w] = u;
+                for (const Value *w : chain) M.static_sum_views[w] = u;
                 if (std::find(G.sums_read.begin(), G.sums_read.end(), u) == G.sums_read.end()) {
                     G.sums_read.push_back(u);
                     M.static_sums[u]++;

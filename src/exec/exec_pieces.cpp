@@ -170,18 +170,6 @@ struct DepositGrad : torch::autograd::Function<DepositGrad> {
     }
 };
 
-// The inputs of a `stack` (or `cat`) along a dim other than 0 that nothing
-// else reads: the backward hands each a strided (non-dense) piece of the
-// result's gradient (a select; a cat's: a narrow), which autograd passes on
-// as it is, while a leaf's accumulator makes it contiguous, and a Linear's
-// bias gradient or a BatchNorm's then sums in another order (moe_dense:
-// experts' outputs stacked on the last dim, gradients differing in the last
-// bit; an attention U-Net's BatchNorm whose output is cat with the skip on
-// the channels: 44 of 54 gradients off by up to 9e-5).  Kept as views, the
-// pieces hold the whole gradient until the last of them is forgotten: the
-// chain counts that whole gradient on the input whose backward runs last
-// (the first in the graph), 0 on the others, and the stack's backward does
-// not count it twice.
 // A group that is one convolution: its backward makes the incoming gradient
 // contiguous (in the memory format it runs in) before anything reads it, so
 // a contiguous copy gives the same bits, and holds only its piece, where a
@@ -195,6 +183,18 @@ static bool backward_takes_contiguous(const Group &E) {
     return E.main && E.prog.back() == E.main && convs.count(E.main->kind().toQualString()) > 0;
 }
 
+// The inputs of a `stack` (or `cat`) along a dim other than 0 that nothing
+// else reads: the backward hands each a strided (non-dense) piece of the
+// result's gradient (a select; a cat's: a narrow), which autograd passes on
+// as it is, while a leaf's accumulator makes it contiguous, and a Linear's
+// bias gradient or a BatchNorm's then sums in another order (moe_dense:
+// experts' outputs stacked on the last dim, gradients differing in the last
+// bit; an attention U-Net's BatchNorm whose output is cat with the skip on
+// the channels: 44 of 54 gradients off by up to 9e-5).  Kept as views, the
+// pieces hold the whole gradient until the last of them is forgotten: the
+// chain counts that whole gradient on the input whose backward runs last
+// (the first in the graph), 0 on the others, and the stack's backward does
+// not count it twice.
 void find_stack_inputs(Model &M) {
     for (int s : M.order) {
         Group &S = M.groups[s];
@@ -217,18 +217,15 @@ void find_stack_inputs(Model &M) {
         std::vector<int64_t> off(items.size(), 0), len(items.size(), -1);
         if (cat) {
             int64_t at = 0;
-            bool known = true;
-            for (size_t i = 0; i < items.size() && known; i++) {
+            size_t i = 0;
+            for (; i < items.size(); i++) {
                 const VInfo &I = M.vi.at(items[i]);
-                if (I.kind != VK::Data || I.part != 0 || M.groups[I.owner].sizes.size() != (size_t)rank) {
-                    known = false;
-                    break;
-                }
+                if (I.kind != VK::Data || I.part != 0 || M.groups[I.owner].sizes.size() != (size_t)rank) break;
                 off[i] = at;
                 len[i] = M.groups[I.owner].sizes[dim];
                 at += len[i];
             }
-            if (!known || at != S.sizes[dim]) continue;
+            if (i < items.size() || at != S.sizes[dim]) continue;
         }
         int last = -1;
         for (size_t i = 0; i < items.size(); i++) {

@@ -487,7 +487,7 @@ static void fit_storage(const at::Tensor &out) {
     at::Tensor bytes = at::empty({(int64_t)need}, out.options().dtype(at::kByte).requires_grad(false));
     {
         at::Tensor old = at::empty({0}, bytes.options());
-        old.set_(c10::Storage(c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(si)), 0, {(int64_t)need}, {1});
+        old.set_(out.storage(), 0, {(int64_t)need}, {1});
         bytes.copy_(old);
     }
     c10::StorageImpl *ni = bytes.storage().unsafeGetStorageImpl();
