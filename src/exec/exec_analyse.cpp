@@ -648,6 +648,9 @@ void analyse(Model &M) {
                 I.owner = own[0];
                 I.def = n;
                 I.src = src;
+                // (a view of data an in-place op writes later can require grad
+                // without this run knowing: only a detach is known not to)
+                I.rg = k != aten::detach;
                 M.vi[n->output(i)] = I;
             }
             M.st.n_views++;

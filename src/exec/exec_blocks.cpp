@@ -14,19 +14,26 @@
 
 namespace rkx {
 
-// Dependencies of a value used by a group: real (the data is read) and shape-only.
-void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape) {
+// Dependencies of a value used by a group: real (the data is read) and
+// shape-only; with grad, the real ones read through a path a gradient can
+// take (not through a `detach`: the plain step's autograd frees a function
+// whose result only a detach reads, and all it saved, at once).
+void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape,
+                  std::set<int> *grad, bool no_grad) {
     const VInfo &I = M.vi.at(v);
-    if (I.alias) return collect_deps(M, I.alias, real, shape, as_shape);
+    if (I.alias) return collect_deps(M, I.alias, real, shape, as_shape, grad, no_grad);
     switch (I.kind) {
     case VK::Static: return;
     case VK::Cheap:
-        for (const Value *u : I.def->inputs()) collect_deps(M, u, real, shape, as_shape);
+        for (const Value *u : I.def->inputs()) collect_deps(M, u, real, shape, as_shape, grad, no_grad);
         return;
-    case VK::Data: (as_shape ? shape : real).insert(I.owner); return;
+    case VK::Data:
+        (as_shape ? shape : real).insert(I.owner);
+        if (grad && !as_shape && !no_grad) grad->insert(I.owner);
+        return;
     case VK::View:
         for (size_t j = 0; j < I.def->inputs().size(); j++)
-            collect_deps(M, I.def->input(j), real, shape, as_shape || (int)j != I.src);
+            collect_deps(M, I.def->input(j), real, shape, as_shape || (int)j != I.src, grad, no_grad || !I.rg);
         return;
     }
 }
@@ -39,11 +46,12 @@ void build_structure(Model &M) {
         std::set<const Value *> local;
         for (Node *n : G.prog) {
             for (const Value *u : n->inputs())
-                if (!local.count(u)) collect_deps(M, u, G.deps_real, G.deps_shape, false);
+                if (!local.count(u)) collect_deps(M, u, G.deps_real, G.deps_shape, false, &G.deps_grad);
             for (const Value *o : n->outputs()) local.insert(o);
         }
         G.deps_real.erase(gi);
         G.deps_shape.erase(gi);
+        G.deps_grad.erase(gi);
         for (int d : G.deps_real) G.deps_shape.erase(d);
     }
     // In-place ordering: nobody else may read the owner between its main node and the in-place node.
@@ -121,7 +129,7 @@ void build_structure(Model &M) {
     for (int i = (int)M.order.size() - 1; i >= 0; i--) {
         Group &G = M.groups[M.order[i]];
         if (!G.has_grad) continue;
-        for (int d : G.deps_real)
+        for (int d : G.deps_grad)
             if (M.groups[d].rg) M.groups[d].has_grad = true;
     }
     for (auto &G : M.groups)

@@ -133,7 +133,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             bool saved = !me || (!split && me->saved_deps.count(d)); // the input part: shapes only
             rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
             const Group &D = M.groups[d];
-            if (!D.has_grad) continue;
+            if (!D.has_grad || !G.deps_grad.count(d)) continue; // (read through a detach: no gradient)
             if (D.pieces.empty() || in_idx.count(d)) {
                 rk_graph_add_out(gr, c, grad_of(d));
                 continue;

@@ -96,6 +96,7 @@ struct VInfo {
     int src = -1;                 // View: the input of def that is aliased
     const Value *alias = nullptr; // unpack of a Cheap construct, or an in-place op's result: the value it stands for
     int part = 0;                 // Data: which of the owner's outputs (ops returning several tensors)
+    bool rg = true;               // View: whether a gradient can flow through it (not a `detach`)
     IValue sval;                  // Static: the value
 };
 
@@ -110,6 +111,7 @@ struct Group {
     std::vector<char> out_rg;          // which of them require grad
     int64_t grad_bytes = 0;            // bytes of the outputs that require grad (the gradient's size)
     std::set<int> deps_real, deps_shape;
+    std::set<int> deps_grad;           // of deps_real, those read through a path that carries a gradient
     bool rg = false, has_grad = false, nondet = false;
     std::vector<int64_t> sizes;
     at::ScalarType dtype = at::kFloat;
@@ -349,7 +351,8 @@ at::Tensor join_outputs(const IValue &r);
 // ------------------------------------------------------ blocks (exec_blocks.cpp)
 
 // Groups whose data a value reads (real) or whose shape only (shape), through views and lists.
-void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape);
+void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape,
+                  std::set<int> *grad = nullptr, bool no_grad = false);
 void build_structure(Model &M);
 void classify_blocks(Model &M);
 

@@ -383,14 +383,16 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 std::vector<at::Tensor> roots, grs;
                 R.bwd_roots(g, roots, grs, true);
                 std::vector<at::Tensor> in_leaves, acc_leaves;
-                for (int d : G.deps_real)
+                for (int d : G.deps_grad)
                     if (M.groups[d].has_grad && M.groups[d].pieces.empty() && M.groups[d].stack_reader != g) {
                         // (pieces: to R.piece_grad; a stack's kept inputs: to R.stack_grad)
                         // A later consumer's backward (run before this one) made
                         // d's gradient already: this one adds a temporary to it.
                         bool later = false;
                         for (int c : M.groups[d].consumers)
-                            if (c != g && M.groups[c].has_grad && M.groups[c].pos > G.pos) later = true;
+                            if (c != g && M.groups[c].has_grad && M.groups[c].deps_grad.count(d) &&
+                                M.groups[c].pos > G.pos)
+                                later = true;
                         for (size_t k = 0; k < R.gs[d].p.size(); k++)
                             if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
                     }
@@ -401,7 +403,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 // backward held two piece-sized buffers at once, which the chain,
                 // counting the piece's gradient as present, did not see).
                 std::vector<std::pair<const Value *, at::Tensor>> acc_pieces;
-                for (int d : G.deps_real) {
+                for (int d : G.deps_grad) {
                     const Group &D = M.groups[d];
                     if (!D.has_grad) continue;
                     for (size_t k = 0; k < D.pieces.size(); k++) {
