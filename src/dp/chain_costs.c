@@ -81,6 +81,48 @@ rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_
     return RK_OK;
 }
 
+/* Does some option of co hold no more than x at each phase (forward peak,
+ * saved, backward peak) in no more time? */
+static int dominated(const rk_dp_class_options *co, const rk_option *x) {
+    for (int i = 0; i < co->n_options; i++) {
+        const rk_option *a = &co->options[i];
+        if (a->n_bwd <= 0) continue;
+        if (a->fwd_peak <= x->fwd_peak && a->saved <= x->saved && a->bwd_peak <= x->bwd_peak &&
+            a->fwd_time + a->bwd_time <= x->fwd_time + x->bwd_time)
+            return 1;
+    }
+    return 0;
+}
+
+rk_status rk_dp_options_add_segments(const rk_chain *ch, rk_dp_options *o, int cls, int *n_added, rk_error *err) {
+    static const int counts[] = {2, 3, 4, 6, 8, 12, 16, 24, 32};
+    if (n_added) *n_added = 0;
+    if (cls < 0 || cls >= o->n_classes || cls >= ch->n_classes)
+        return rk_fail(err, RK_EINPUT, "segmented options for class %d; the chain has %d classes", cls, o->n_classes);
+    const rk_graph *g = &ch->classes[cls];
+    int nf = 0;
+    for (int c = 0; c < g->n_c; c++) nf += g->c[c].kind == RK_C_FWD;
+    for (size_t i = 0; i < 2 * (sizeof counts / sizeof counts[0]); i++) {
+        int k = counts[i / 2], lean = (int)(i % 2);
+        if (k > nf) break;
+        rk_option opt;
+        rk_error e2;
+        rk_status r = rk_option_segments(g, k, lean, &opt, &e2);
+        if (r == RK_ENOMEM) return rk_fail(err, r, "out of memory");
+        if (r) continue; /* a graph the cut does not fit (checked by the replay): no option */
+        if (dominated(&o->classes[cls], &opt)) {
+            rk_option_free(&opt);
+            continue;
+        }
+        if (push_option(&o->classes[cls], &opt)) {
+            rk_option_free(&opt);
+            return rk_fail(err, RK_ENOMEM, "out of memory");
+        }
+        if (n_added) (*n_added)++;
+    }
+    return RK_OK;
+}
+
 /* ------------------------------------------------------------- costs */
 
 void rk_dp_costs_free(rk_dp_costs *c) {

@@ -87,6 +87,14 @@ RK_API rk_status rk_dp_options_rotor(const rk_chain *ch, rk_dp_options *o, rk_er
 RK_API rk_status rk_dp_options_default(const rk_chain *ch, rk_dp_options *o, rk_error *err);
 /* Append a copy of `opt` (which must have bwd ops) to class `cls`. */
 RK_API rk_status rk_dp_options_add(rk_dp_options *o, int cls, const rk_option *opt, rk_error *err);
+/* Append to class `cls` the segmented options of its graph
+ * (rk_option_segments) for 2, 3, 4, 6, 8, 12, 16, 24 and 32 segments (as
+ * many as it has forward nodes), lean and not, each unless an option of the class already
+ * holds no more at each phase in no more time: checkpointing inside a block
+ * that gets no rk-Checkmate options (too large for its model).  Returns the
+ * number added in *n_added (may be NULL). */
+RK_API rk_status rk_dp_options_add_segments(const rk_chain *ch, rk_dp_options *o, int cls, int *n_added,
+                                            rk_error *err);
 
 /* ------------------------------------------------------------- costs */
 

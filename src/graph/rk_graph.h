@@ -352,6 +352,15 @@ RK_API rk_status rk_option_evaluate(const rk_graph *g, rk_option *o, rk_error *e
 RK_API rk_status rk_option_keep_all(const rk_graph *g, rk_option *o, rk_error *err);
 RK_API rk_status rk_option_none(const rk_graph *g, rk_option *o, rk_error *err);
 RK_API rk_status rk_option_asap(const rk_graph *g, rk_option *o, rk_error *err);
+/* Checkpointing inside the block (option_segments.c): the forward nodes cut
+ * into k segments of about equal bytes; the forward keeps the last
+ * segment's results and, unless lean, what a later segment's forward reads
+ * (lean: only the inputs and the output); the backward takes the segments
+ * last to first, each making again what its backward nodes read and the
+ * forward did not keep (from what it kept), then running them; every data
+ * forgotten as soon as its next touch is a re-production.  k = 1 (not lean)
+ * is the asap option; k is capped at the number of forward nodes. */
+RK_API rk_status rk_option_segments(const rk_graph *g, int k, int lean, rk_option *o, rk_error *err);
 
 /* ----------------------------------------------- baseline chain schedules */
 

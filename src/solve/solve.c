@@ -26,7 +26,26 @@ struct rk_solver {
     double box_start; /* rk_checkmate_clock() at rk_solver_new */
     int n_solved;     /* rk_solver_solve calls so far */
     int64_t free_asap_peak;  /* 0: not computed yet */
+    /* rockmate: the used classes that get no rk-Checkmate options (too
+     * large for its model): they get segmented options instead */
+    char *segmented;
 };
+
+/* The segmented options of every class flagged in s->segmented, into o. */
+static rk_status add_segmented(rk_solver *s, rk_dp_options *o, int log, rk_error *err) {
+    if (!s->segmented) return RK_OK;
+    for (int c = 0; c < s->ch->n_classes; c++) {
+        if (!s->segmented[c]) continue;
+        int n = 0;
+        rk_status r = rk_dp_options_add_segments(s->ch, o, c, &n, err);
+        if (r) return r;
+        if (log)
+            rk_log_printf(&s->p.cm.log, RK_LOG_INFO,
+                          "rockmate: class %d: %d segmented options (checkpointing inside the block: no "
+                          "rk-Checkmate options)", c, n);
+    }
+    return RK_OK;
+}
 
 static const char *algo_names[] = {"rockmate", "rotor", "sqrt", "none", "recompute-all", "checkmate"};
 
@@ -92,7 +111,11 @@ static rk_status rebuild_options(rk_solver *s, rk_error *err) {
     const rk_chain *ch = s->ch;
     rk_dp_options o;
     rk_status r = rk_dp_options_default(ch, &o, err);
-    if (r) return r;
+    if (!r) r = add_segmented(s, &o, 0, err);
+    if (r) {
+        rk_dp_options_free(&o);
+        return r;
+    }
     for (int c = 0; c < ch->n_classes && !r; c++) {
         if (!s->grids[c]) continue;
         rk_option *co = NULL;
@@ -329,6 +352,19 @@ out:
     return r;
 }
 
+/* s->segmented: the used classes without a grid (gs, the grids solved in
+ * part) or without options (cn, the grids solved whole). */
+static rk_status flag_segmented(rk_solver *s, const int *cn, rk_error *err) {
+    const rk_chain *ch = s->ch;
+    s->segmented = calloc((size_t)ch->n_classes + 1, 1);
+    if (!s->segmented) return rk_fail(err, RK_ENOMEM, "out of memory");
+    for (int k = 0; k < ch->n_blocks; k++) {
+        int c = ch->blocks[k].cls;
+        s->segmented[c] = cn ? cn[c] == 0 : !s->grids || !s->grids[c];
+    }
+    return RK_OK;
+}
+
 rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver **out, rk_error *err) {
     *out = NULL;
     rk_status r = rk_chain_validate(ch, "chain", err);
@@ -367,6 +403,8 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
         if (p->grid_time_box > 0) pc.deadline = s->box_start + p->grid_time_box;
         r = rk_checkmate_chain_grids(ch, &pc, &s->grids, err);
         if (r) goto fail;
+        r = flag_segmented(s, NULL, err);
+        if (r) goto fail;
         r = grid_stats(s, err);
         if (r) goto fail;
     } else if (p->algo == RK_SOLVE_ROCKMATE && p->checkmate_options) {
@@ -374,11 +412,18 @@ rk_status rk_solver_new(const rk_chain *ch, const rk_solve_params *p, rk_solver 
         int *cn = NULL;
         r = rk_checkmate_chain_options(ch, &p->cm, &co, &cn, &s->info.cm, err);
         if (r) goto fail;
+        r = flag_segmented(s, cn, err);
+        if (r) {
+            rk_checkmate_chain_options_free(ch->n_classes, co, cn);
+            goto fail;
+        }
         for (int c = 0; c < ch->n_classes && !r; c++)
             for (int i = 0; i < cn[c] && !r; i++) r = rk_dp_options_add(&s->opts, c, &co[c][i], err);
         rk_checkmate_chain_options_free(ch->n_classes, co, cn);
         if (r) goto fail;
     }
+    r = add_segmented(s, &s->opts, 1, err);
+    if (r) goto fail;
     r = rk_dp_costs_build(ch, &s->opts, &s->costs, err);
     if (r) goto fail;
     s->have_costs = 1;
@@ -399,6 +444,7 @@ void rk_solver_free(rk_solver *s) {
     if (s->have_costs) rk_dp_costs_free(&s->costs);
     rk_dp_options_free(&s->opts);
     rk_checkmate_chain_grids_free(s->ch->n_classes, s->grids);
+    free(s->segmented);
     free(s);
 }
 

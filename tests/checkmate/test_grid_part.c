@@ -227,6 +227,55 @@ static rk_solve_params grid_params(int P, int threads) {
     return sp;
 }
 
+/* A block too large for rk-Checkmate's model (here: p.cm.max_model_cols
+ * set tiny) gets segmented options (checkpointing inside the block), so
+ * rockmate fits budgets well below the no-recomputation peak, where rotor,
+ * with the built-in options only, fits none; the same for 1 and 3 threads,
+ * with the grid solved in part and whole. */
+START_TEST(too_large_block_segmented) {
+    enum { STEPS = 30 };
+    rk_op_spec ops[STEPS + 1];
+    static char names[STEPS + 1][16];
+    ops[0] = (rk_op_spec){"m", 1, {-1}, 100, 10, 2, 3, 0, 0, 1, 0};
+    for (int i = 1; i <= STEPS; i++) {
+        snprintf(names[i], sizeof names[i], "h%d", i);
+        ops[i] = (rk_op_spec){names[i], 2, {i - 1, 0}, 50, 20, 1, 2, 0, 0, 3, 0};
+    }
+    rk_error err;
+    rk_graph g;
+    ck_assert_int_eq(rk_graph_from_specs(&g, 8, 0, ops, STEPS + 1, &err), RK_OK);
+    rk_chain ch;
+    rk_chain_init(&ch);
+    rk_chain_add_class(&ch, &g);
+    rk_chain_add_block(&ch, "rnn", 0);
+    ck_assert_msg(rk_chain_validate(&ch, "test", &err) == RK_OK, "%s", err.msg);
+    rk_schedule fa;
+    ck_assert_int_eq(rk_schedule_free_asap(&ch, &fa, &err), RK_OK);
+    int64_t b = fa.predicted_peak / 2;
+    rk_schedule_free(&fa);
+    rk_solve_params sp;
+    rk_solve_params_default(&sp);
+    sp.cm = params(4, 4, 1);
+    sp.cm.max_model_cols = 10;
+    sp.algo = RK_SOLVE_ROTOR;
+    rk_solve_result res;
+    rk_schedule s;
+    ck_assert_int_eq(solve_at(&ch, &sp, b, &res, &s, NULL), RK_EINFEASIBLE);
+    sp.algo = RK_SOLVE_ROCKMATE;
+    double t[4];
+    for (int q = 0; q < 4; q++) {
+        sp.cm.threads = q % 2 ? 3 : 1;
+        sp.full_grid = q >= 2;
+        ck_assert_int_eq(solve_at(&ch, &sp, b, &res, &s, NULL), RK_OK);
+        ck_assert(res.sim.peak <= b);
+        t[q] = res.sim.time;
+        rk_schedule_free(&s);
+        ck_assert(t[q] == t[0]);
+    }
+    rk_chain_free(&ch);
+}
+END_TEST
+
 /* rockmate's default (the grid solved around the options rk-Rotor uses) on
  * the built-in GPT-like chain at budgets from tight to keep-all: identical
  * schedules for 1 and 3 threads, never slower than the built-in options
@@ -545,6 +594,7 @@ static Suite *suite(void) {
     TCase *tc = tcase_create("parts");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, parts_keep_optima);
+    tcase_add_test(tc, too_large_block_segmented);
     tcase_add_test(tc, fwd_min_peak_option);
     tcase_add_test(tc, size_limits);
     suite_add_tcase(s, tc);

@@ -331,6 +331,62 @@ START_TEST(options_contract) {
 }
 END_TEST
 
+/* A recurrent block without inner 1-separators: op 0 "m" (a memory, as an
+ * encoder's outputs) read by every step; step i reads step i-1 and m, and
+ * its backward reads both and its phantom. */
+static rk_status fx_recurrent(rk_graph *g, int steps) {
+    rk_op_spec *ops = calloc((size_t)steps + 1, sizeof *ops);
+    static char names[64][16];
+    if (!ops || steps > 63) return RK_ENOMEM;
+    ops[0] = (rk_op_spec){"m", 1, {-1}, 100, 10, 2, 3, 0, 0, 1, 0};
+    for (int i = 1; i <= steps; i++) {
+        snprintf(names[i], sizeof names[i], "h%d", i);
+        ops[i] = (rk_op_spec){names[i], 2, {i - 1, 0}, 50, 20, 1, 2, 0, 0, 3, 0};
+    }
+    rk_error err;
+    rk_status r = rk_graph_from_specs(g, 8, 1, ops, steps + 1, &err);
+    free(ops);
+    return r;
+}
+
+/* Segmented options (option_segments.c): one segment is the asap option;
+ * more segments keep less from the forward and hold less in the backward,
+ * for more time (recomputation); lean ones keep less still; all pass
+ * rk_option_evaluate's contract (checked inside). */
+START_TEST(options_segments) {
+    rk_graph g;
+    ck_assert_int_eq(fx_recurrent(&g, 40), RK_OK);
+    rk_error err;
+    rk_option asap, one;
+    ck_assert_int_eq(rk_option_asap(&g, &asap, &err), RK_OK);
+    ck_assert_int_eq(rk_option_segments(&g, 1, 0, &one, &err), RK_OK);
+    ck_assert_int_eq(one.saved, asap.saved);
+    ck_assert_int_eq(one.fwd_peak, asap.fwd_peak);
+    ck_assert_int_eq(one.bwd_peak, asap.bwd_peak);
+    ck_assert(fabs(one.fwd_time + one.bwd_time - asap.fwd_time - asap.bwd_time) < 1e-9);
+    double t_asap = asap.fwd_time + asap.bwd_time;
+    int64_t prev_saved = asap.saved;
+    static const int ks[] = {2, 4, 8};
+    for (int i = 0; i < 3; i++) {
+        rk_option o, l;
+        ck_assert_msg(rk_option_segments(&g, ks[i], 0, &o, &err) == RK_OK, "%s", err.msg);
+        ck_assert_msg(rk_option_segments(&g, ks[i], 1, &l, &err) == RK_OK, "%s", err.msg);
+        ck_assert_msg(o.saved < prev_saved, "k=%d saved %lld, before %lld", ks[i], (long long)o.saved,
+                      (long long)prev_saved);
+        ck_assert(o.bwd_peak < asap.bwd_peak);
+        ck_assert(o.fwd_time + o.bwd_time > t_asap);
+        ck_assert(l.saved <= o.saved);
+        ck_assert(l.fwd_time + l.bwd_time >= o.fwd_time + o.bwd_time);
+        prev_saved = o.saved;
+        rk_option_free(&o);
+        rk_option_free(&l);
+    }
+    ck_assert_int_eq(rk_option_segments(&g, 0, 0, &one, &err), RK_EINPUT);
+    rk_option_free(&asap);
+    rk_graph_free(&g);
+}
+END_TEST
+
 START_TEST(example_chain_baselines) {
     rk_chain ch;
     rk_error err;
@@ -384,6 +440,7 @@ Suite *sim_suite(void) {
     tcase_add_test(t, refuses_incomplete_grad);
     tcase_add_test(t, refuses_inner_loss);
     tcase_add_test(t, options_contract);
+    tcase_add_test(t, options_segments);
     tcase_add_test(t, example_chain_baselines);
     tcase_add_test(t, units);
     tcase_add_test(t, negative_overhead_offsets_sole_gradients);
