@@ -108,6 +108,7 @@ static Group group_of(Node *n, const std::vector<const Value *> &outs, const std
         if (t.requires_grad() && read) G.grad_bytes += t.numel() * t.element_size();
     }
     G.sizes = vals[0].sizes().vec();
+    G.strides = vals[0].strides().vec();
     G.dtype = vals[0].scalar_type();
     G.op = n->kind().toUnqualString();
     G.nondet = random;
@@ -120,6 +121,24 @@ static const c10::StorageImpl *storage_of(const IValue &v) {
     const at::Tensor &t = v.toTensor();
     if (!t.defined() || !t.has_storage()) return nullptr;
     return t.storage().unsafeGetStorageImpl();
+}
+
+void run_static_program(Model &M) {
+    auto current = [&](const Value *u) -> const IValue & { // through tuples unpacked (static_unpacked)
+        for (auto it = M.static_unpacked.find(u); it != M.static_unpacked.end(); it = M.static_unpacked.find(u))
+            u = it->second;
+        return M.vi.at(u).sval;
+    };
+    for (Node *n : M.static_program) {
+        Stack st;
+        for (const Value *u : n->inputs()) st.push_back(current(u));
+        {
+            at::AutoGradMode grad_mode(written_argument(n) < 0); // as the analysis ran it
+            run_node(M, n, st);
+        }
+        for (size_t i = 0; i < st.size() && i < n->outputs().size(); i++) M.vi.at(n->output(i)).sval = st[i];
+    }
+    for (const auto &u : M.static_unpacked) M.vi.at(u.first).sval = current(u.first);
 }
 
 // Every tensor in an IValue (lists and tuples flattened).
@@ -401,6 +420,7 @@ void analyse(Model &M) {
         G.outs = {ins[i]};
         G.out_rg = {0};
         G.sizes = M.inputs[i - 1].sizes().vec();
+        G.strides = M.inputs[i - 1].strides().vec();
         G.dtype = M.inputs[i - 1].scalar_type();
         G.bytes = M.inputs[i - 1].numel() * M.inputs[i - 1].element_size();
         G.op = "input";
@@ -432,6 +452,7 @@ void analyse(Model &M) {
     }
     size_t next_dead = 0;
     const std::unordered_set<const Value *> on_inputs = input_dependent(g); // factory_written_with_data
+    std::unordered_set<const Value *> state_values; // parameters, buffers and the static values made from them
     // Two passes: the model's nodes, then (for a model returning several
     // tensors) the nodes that join them into one output (loss_output).
     for (int pass = 0; pass < 2; pass++) {
@@ -507,7 +528,15 @@ void analyse(Model &M) {
                 real_rg = !alias;
             }
             if (!real_rg) {
-                if (inplace) M.static_writes.push_back(n); // e.g. num_batches_tracked.add_(1): once per step
+                // state read again every step (a buffer written in place, a
+                // value computed from a parameter's detach, ...)
+                bool reads_state = false;
+                for (const Value *u : n->inputs()) reads_state = reads_state || state_values.count(u);
+                if (k == prim::GetAttr && st.size() == 1 && st[0].isTensor()) state_values.insert(n->output());
+                else if (reads_state && !dyn) {
+                    for (const Value *o : n->outputs()) state_values.insert(o);
+                    if (!random) M.static_program.push_back(n);
+                }
                 if (is_size_like(n)) M.st.n_sizes++;
                 else if (k != prim::Constant && k != prim::GetAttr) M.st.n_static++;
                 for (size_t i = 0; i < st.size(); i++) {
@@ -532,6 +561,10 @@ void analyse(Model &M) {
                 VInfo I = M.vi.at(c->input(i));
                 if (!I.alias && I.kind != VK::Static) I.alias = c->input(i);
                 M.vi[n->output(i)] = I;
+                if (state_values.count(c->input(i))) { // (a buffer a submodule returned in a tuple)
+                    state_values.insert(n->output(i));
+                    M.static_unpacked[n->output(i)] = c->input(i);
+                }
             }
             M.st.n_cheap++;
             continue;

@@ -17,7 +17,9 @@ namespace rkx {
 // Dependencies of a value used by a group: real (the data is read) and
 // shape-only; with grad, the real ones read through a path a gradient can
 // take (not through a `detach`: the plain step's autograd frees a function
-// whose result only a detach reads, and all it saved, at once).
+// whose result only a detach reads, and all it saved, at once; nor from an
+// output that needs no gradient: a router's topk indices give its Linear
+// no gradient, where zeros would decay it under AdamW).
 void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape,
                   std::set<int> *grad, bool no_grad) {
     const VInfo &I = M.vi.at(v);
@@ -29,7 +31,11 @@ void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &
         return;
     case VK::Data:
         (as_shape ? shape : real).insert(I.owner);
-        if (grad && !as_shape && !no_grad) grad->insert(I.owner);
+        if (grad && !as_shape && !no_grad) {
+            // (an output that needs no gradient, topk's indices, carries none back to its op)
+            const Group &O = M.groups[I.owner];
+            if ((size_t)I.part >= O.out_rg.size() || O.out_rg[I.part]) grad->insert(I.owner);
+        }
         return;
     case VK::View:
         for (size_t j = 0; j < I.def->inputs().size(); j++)
@@ -228,7 +234,12 @@ void classify_blocks(Model &M) {
             // add's gradient is copied there, one activation more in the step
             // (resnet18's second layer1 block, after a multi-op block, measured
             // on the first, after the max pool: 589 824 B over its prediction)
-            s << "in" << I.bytes << "/" << I.grad_bytes << (may_share_grad(I) ? "s" : "") << ";";
+            // and its layout: a Linear reading a transposed input copies it and
+            // saves the copy, a contiguous one it saves as it is (unseen5's
+            // mod: a block measured on the first, run on the second, freed the
+            // input its weight gradient read)
+            s << "in" << I.bytes << "/" << I.grad_bytes << (may_share_grad(I) ? "s" : "")
+              << at::IntArrayRef(I.strides) << ";";
         }
         for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
             const Group &G = M.groups[M.order[i]];

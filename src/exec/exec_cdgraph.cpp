@@ -62,7 +62,9 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     for (size_t i = 0; i < ins.size(); i++) {
         const Group &I = M.groups[ins[i]];
         din[i] = add_d("in" + std::to_string(i), RK_D_DATA, I.bytes, 0, -1 - (int)i);
-        if (I.has_grad) dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD, I.grad_bytes, 2, -1 - (int)i);
+        if (I.has_grad) // (a sum's input, the block's boundary: its gradient is the sum's, as a view)
+            dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD,
+                            I.stack_reader >= 0 ? I.stack_grad_bytes : I.grad_bytes, 2, -1 - (int)i);
         rk_graph_add_input(gr, din[i], dgin[i]);
     }
     std::vector<int> dd(m), dp(m, -1), dg(m, -1);

@@ -114,6 +114,7 @@ struct Group {
     std::set<int> deps_grad;           // of deps_real, those read through a path that carries a gradient
     bool rg = false, has_grad = false, nondet = false;
     std::vector<int64_t> sizes;
+    std::vector<int64_t> strides; // of outs[0] (its layout: a transposed result reads otherwise)
     at::ScalarType dtype = at::kFloat;
     int64_t bytes = 0;
     std::string op;
@@ -139,6 +140,12 @@ struct Group {
     int stack_reader = -1, stack_index = -1;
     int64_t stack_dim = 0, stack_len = -1, stack_grad_bytes = -1;
     bool stack_input_kept = false; // (of a stack group) some input's gradient is kept so
+    // Read only by a `sum` over some dims (stack_reader is that sum): its
+    // gradient is SumBackward's expand of the sum's, kept as it is (a view of
+    // the sum's gradient, no bytes of its own), as autograd passes it on.
+    // The reduced dims (sorted) and keepdim, to make it again from ones.
+    bool sum_input = false, sum_keepdim = false;
+    std::vector<int64_t> sum_dims;
     std::vector<const Value *> sums_read; // the Model's static_sums its program reads
 };
 
@@ -184,9 +191,17 @@ struct Model {
     // the value each is a view of; a step makes them from its leaf, so that
     // their readers' gradients join the sum too.
     std::map<const Value *, const Value *> static_sum_views;
-    // Static in-place nodes (BatchNorm's num_batches_tracked += 1): state the
-    // plain forward changes once per step; a training session runs them once per step.
-    std::vector<Node *> static_writes;
+    // The static nodes that read the module's state (parameters, buffers),
+    // in node order, the in-place ones (BatchNorm's num_batches_tracked += 1,
+    // a hand spectral norm's u.copy_(...)) included: the plain forward
+    // computes them every step, from the parameters of that step; a step of
+    // a schedule runs them first (run_static_program), so that no static
+    // value is the analysis run's after an optimizer step.  Random ones are
+    // left out (their draws would move the step's generator).
+    std::vector<Node *> static_program;
+    // Static values unpacked from a tuple or list of mixed items (a buffer a
+    // submodule returned with an activation): the item each stands for.
+    std::unordered_map<const Value *, const Value *> static_unpacked;
     std::unordered_map<const Value *, int> piece_owner; // piece value -> the group whose data it is a piece of
 };
 
@@ -351,6 +366,10 @@ at::Tensor join_outputs(const IValue &r);
 // ------------------------------------------------------ blocks (exec_blocks.cpp)
 
 // Groups whose data a value reads (real) or whose shape only (shape), through views and lists.
+// Run Model::static_program (before a step of a schedule): every static
+// value made from the module's state made again from this step's state,
+// the static in-place writes done once.
+void run_static_program(Model &M);
 void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape,
                   std::set<int> *grad = nullptr, bool no_grad = false);
 void build_structure(Model &M);

@@ -26,6 +26,8 @@
 #include <torch/script.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
+
 #include "exec_internal.h"
 
 namespace rkx {
@@ -250,8 +252,60 @@ void find_stack_inputs(Model &M) {
 
 } // namespace
 
+// The inputs of a `sum` over some dims that nothing else reads: SumBackward
+// hands each an expand (stride 0) of the sum's gradient, which autograd
+// passes on as it is to the input's own backward; a leaf's accumulator made
+// it a dense gradient of the input's size, held until that backward
+// (sigmoid(conv(x)).sum(-1): keep-all 1.23 x the plain step; unseen5's
+// fakequant, a window attention's (a * win).sum(2): 1.108).  Kept as the
+// expand (through the stack machinery: Group::stack_reader, sum_input), the
+// chain counts the sum's gradient's bytes on it, not twice at the sum's
+// backward.  Only a group that is one op (an in-place activation merged
+// after it writes into its incoming gradient), read directly (a view's
+// backward would copy), by a sum without a dtype that is not the model's
+// output (whose gradient a sum loss gives as an expand of one scalar, which
+// the chain counts as the output's bytes); in its block or as the block's
+// input (the boundary's gradient D-node then has the sum's bytes).
+static void find_sum_inputs(Model &M) {
+    for (int s : M.order) {
+        Group &S = M.groups[s];
+        if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1 || S.main->kind() != aten::sum ||
+            S.main->inputs().size() != 4 || S.stack_reader >= 0 || !S.pieces.empty() || s == M.out_group)
+            continue; // (the model's output: a sum loss's gradient is already an expand, sum_grad_to_leaf)
+        const VInfo &DI = M.vi.at(resolve(M, S.main->input(1)));
+        const VInfo &KI = M.vi.at(resolve(M, S.main->input(2)));
+        const VInfo &TI = M.vi.at(resolve(M, S.main->input(3)));
+        if (DI.kind != VK::Static || !DI.sval.isIntList() || KI.kind != VK::Static || !KI.sval.isBool() ||
+            TI.kind != VK::Static || !TI.sval.isNone())
+            continue;
+        const VInfo &I = M.vi.at(resolve(M, S.main->input(0)));
+        if (I.kind != VK::Data || I.part != 0 || I.owner == s) continue;
+        Group &E = M.groups[I.owner];
+        if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.consumers.size() != 1 ||
+            !E.pieces.empty() || E.stack_reader >= 0 || !E.main || E.prog.back() != E.main || E.clone_arg >= 0 ||
+            E.dtype != S.dtype)
+            continue;
+        std::vector<int64_t> dims = DI.sval.toIntVector();
+        const int64_t rank = (int64_t)E.sizes.size();
+        bool ok = !dims.empty();
+        for (int64_t &d : dims) {
+            if (d < 0) d += rank;
+            ok = ok && d >= 0 && d < rank;
+        }
+        std::sort(dims.begin(), dims.end());
+        if (!ok || std::adjacent_find(dims.begin(), dims.end()) != dims.end()) continue;
+        E.stack_reader = s;
+        E.sum_input = true;
+        E.sum_dims = dims;
+        E.sum_keepdim = KI.sval.toBool();
+        E.stack_grad_bytes = S.grad_bytes;
+        S.stack_input_kept = true;
+    }
+}
+
 void find_pieces(Model &M) {
     find_stack_inputs(M);
+    find_sum_inputs(M);
     for (int d : M.order) {
         Group &D = M.groups[d];
         if (!D.has_grad || D.outs.size() != 1 || D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
@@ -330,6 +384,12 @@ at::Tensor Runtime::stack_piece_ones(int g) {
     const Group &S = M.groups[E.stack_reader];
     at::Tensor buf = at::ones(S.sizes, gs[g].p[0].leaf.options().requires_grad(false));
     stack_buffers.push_back(buf);
+    if (E.sum_input) { // SumBackward's expand of the sum's gradient
+        at::Tensor t = buf;
+        if (!E.sum_keepdim)
+            for (int64_t d : E.sum_dims) t = t.unsqueeze(d);
+        return t.expand(E.sizes);
+    }
     return E.stack_len < 0 ? buf.select(E.stack_dim, E.stack_index) : buf.narrow(E.stack_dim, E.stack_index, E.stack_len);
 }
 

@@ -208,6 +208,15 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
     std::vector<at::Tensor> rk_grads;
     double loss_value = 0;
     for (int it = 0; it <= iters; it++) { // iteration 0 warms up
+        // The buffers as the plain step finds them: the schedule's step starts
+        // from the same (a hand spectral norm's u, BatchNorm's statistics).
+        std::vector<std::pair<at::Tensor, at::Tensor>> buffers;
+        {
+            PauseTracking p;
+            at::NoGradGuard ng;
+            for (const auto &b : M.module.named_buffers())
+                if (b.value.defined()) buffers.push_back({b.value, b.value.clone()});
+        }
         // Plain step: module forward + autograd backward.
         clear_param_grads(params);
         {
@@ -236,10 +245,19 @@ void run(const rk_exec_options *o, const rk_chain *ch, const rk_schedule *s, con
                 res->plain_repeatable = same ? 1 : 0;
             }
         }
-        // The schedule (on fresh inputs: the plain step may have written them).
+        // The schedule (on fresh inputs: the plain step may have written them),
+        // from the buffers the plain step started from, its static values
+        // made again from them.
         {
             auto fresh = make_inputs(o);
             for (size_t i = 0; i < M.inputs.size(); i++) M.inputs[i] = fresh[i].to(M.dev);
+            PauseTracking p;
+            {
+                at::NoGradGuard ng;
+                for (auto &b : buffers) b.first.copy_(b.second);
+            }
+            buffers.clear();
+            run_static_program(M);
         }
         clear_param_grads(params);
         {

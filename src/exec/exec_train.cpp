@@ -6,7 +6,7 @@
 // the trained model atomically; hash parameters and buffers for comparisons.
 // State the plain forward changes once per step (BatchNorm running
 // statistics and num_batches_tracked, the generator) changes once per step
-// here too: see Runtime::exec_program and Model::static_writes.
+// here too: see Runtime::exec_program and Model::static_program.
 #include <torch/script.h>
 #include <torch/optim.h>
 
@@ -118,17 +118,6 @@ static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *
 
 // Step i's inputs: item i of the data streams, or random values drawn from
 // (seed, i) with the recipe of rk_exec_options' random inputs.
-// What the plain forward does once per step besides activations (e.g.
-// BatchNorm's num_batches_tracked += 1): the static in-place nodes, run once
-// before a schedule's step.
-static void run_static_writes(Model &M) {
-    for (Node *n : M.static_writes) {
-        Stack st;
-        for (const Value *u : n->inputs()) st.push_back(M.vi.at(u).sval);
-        run_node(M, n, st);
-    }
-}
-
 static std::vector<at::Tensor> step_inputs(rk_train &T, int i) {
     std::vector<at::Tensor> in;
     if (!T.data.empty()) {
@@ -195,7 +184,7 @@ static void train_step(rk_train &T, rk_train_step_result *r) {
         loss = l.item<double>();
         backward_measured(l);
     } else {
-        run_static_writes(M);
+        run_static_program(M);
         rk_schedule s{};
         s.n_ops = (int)T.ops.size();
         s.ops = T.ops.data();
@@ -286,7 +275,7 @@ at::Tensor forward_half(rk_train &T, const std::vector<at::Tensor> &in) {
     put_inputs(T, in);
     for (auto &p : T.params) p.mutable_grad() = at::Tensor();
     if (T.plain) fail(RK_EINPUT, "a session without a schedule cannot split a step");
-    run_static_writes(M);
+    run_static_program(M);
     rk_schedule s{};
     s.n_ops = (int)T.ops.size();
     s.ops = T.ops.data();

@@ -67,7 +67,10 @@ class Zoo:
     def run(self, model, rks, chain, inputs):
         p = sh([self.rk, "run", model, rks, "--chain", chain, *inputs, "--check", "--json", "--iters",
                 str(self.a.iters), *self.dev], ok=(0, 1))
-        return json.loads(p.stdout)
+        try:  # exit 1 with a report: a check failed; without one: the run failed (the model's row says so)
+            return json.loads(p.stdout)
+        except ValueError:
+            raise RuntimeError(f"rkmate run failed ({p.returncode}): {rks}\n{p.stderr.strip()}") from None
 
     def train_equal(self, model, rks, chain):
         """One Adam step with the schedule and one plain, each in its own process:
