@@ -355,10 +355,19 @@ static std::unordered_set<const Value *> input_dependent(const torch::jit::Graph
     return dep;
 }
 
+// An in-place op that fills its argument with random draws.
+static bool random_fill(const Node *w) {
+    static const std::set<std::string> fills = {"aten::bernoulli_", "aten::uniform_",   "aten::normal_",
+                                                "aten::exponential_", "aten::random_", "aten::cauchy_",
+                                                "aten::log_normal_", "aten::geometric_"};
+    return fills.count(w->kind().toQualString()) > 0 || w->isNondeterministic();
+}
+
 // A tensor factory (`torch.zeros(B, C, ...)`, `x.new_zeros`, `torch.empty`,
 // ...) into which, directly or through views, an in-place op writes data
 // computed from the inputs (`out[:, :, :m] = einsum(...)`: a Fourier neural
-// operator's modes).  Without input data it would be a constant, and such a
+// operator's modes), or random draws (`torch.empty(32).bernoulli_(p)`: new
+// ones every step).  Without input data it would be a constant, and such a
 // write is refused; so it is an activation, made anew each step: a group with
 // no dependencies, which the writes join (as on any activation).
 static bool factory_written_with_data(const Node *n, const std::unordered_set<const Value *> &dep) {
@@ -377,6 +386,7 @@ static bool factory_written_with_data(const Node *n, const std::unordered_set<co
         for (const torch::jit::Use &u : todo[i]->uses()) {
             const Node *w = u.user;
             if (written_argument(w) == (int)u.offset) {
+                if (random_fill(w)) return true; // new draws every step (`torch.empty(32).bernoulli_(p)`)
                 for (size_t j = 0; j < w->inputs().size(); j++)
                     if (j != u.offset && dep.count(w->input(j))) return true;
             } else if (u.offset == 0 && w->outputs().size() == 1 && views.count(w->kind().toQualString())) {
@@ -500,6 +510,15 @@ void analyse(Model &M) {
         bool random = n->isNondeterministic();
         if (!random && rng_before.defined()) random = !at::equal(rng_before, rng_get(M.cuda));
         if (random) M.rng_state[n] = rng_before;
+        // A random node of no input (`torch.rand(32) > p`, a mask of a fixed
+        // shape) draws again every step of the plain forward, from the
+        // generator as it is there: an activation without dependencies, run
+        // in the schedule's forward as dropout is, not a value kept from
+        // this run (a second training step reused the first's draw).
+        if (random && !dyn) {
+            dyn = true;
+            M.st.nodes_dynamic++;
+        }
         if (st.size() != n->outputs().size())
             fail(RK_EFAIL, "operation left " + std::to_string(st.size()) + " values for " +
                                std::to_string(n->outputs().size()) + " outputs: " + where(n));

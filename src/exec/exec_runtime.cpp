@@ -146,7 +146,9 @@ IValue Runtime::materialize(const Value *v) {
         if (it != cache.end()) return it->second;
         Stack st;
         for (const Value *u : I.def->inputs()) st.push_back(materialize(u));
-        if (I.owner >= 0) {
+        // (Not a piece: exec_pieces.cpp's is_piece takes a select of a whole
+        // view of the data for one, and the chain counts its gradient so.)
+        if (I.owner >= 0 && !M.piece_owner.count(v)) {
             at::Tensor sel = select_into_grad(I.def, st, gs[I.owner]);
             if (sel.defined()) return cache[v] = sel;
         }

@@ -20,7 +20,10 @@ gradients that never arrive (defects found by tools/models/unseen5.py):
   layout (a transposed patch embedding, then a `scatter_add`'s contiguous
   output): the class measured on the first said the router's backward does
   not read the input; run on the second, the executor freed the input before
-  that backward read it (libtorch: "its data is not allocated yet").
+  that backward read it (libtorch: "its data is not allocated yet");
+- a random tensor of a constant shape (`torch.rand(32) > 0.5`, noise of a
+  fixed size: no input read) was a static value the analysis run drew once:
+  every step reused that draw, where the plain forward draws again.
 
 Each runs `rkmate run --check` (gradients equal bit for bit) and compares
 parameter and buffer hashes of `rkmate train` with the plain training.
@@ -140,6 +143,21 @@ class SharedNorm(nn.Module):
         return self.bn(z1).T @ self.bn(z2)
 
 
+class FixedShapeNoise(nn.Module):
+    """Random tensors of constant shapes, no input read: `torch.randn(4, 32)`
+    noise added to an activation, a `torch.rand(32) > 0.5` channel mask, a
+    `torch.empty(16).bernoulli_(0.7)` one (a factory filled in place), and
+    dropout between (its draws interleaved with theirs)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(16, 32), nn.Linear(32, 16)
+
+    def forward(self, x):
+        h = F.dropout(torch.relu(self.l1(x) + torch.randn(4, 32)), 0.2, True)
+        return self.l2(h * (torch.rand(32) > 0.5).float()) * torch.empty(16).bernoulli_(0.7)
+
+
 class TestModelState(unittest.TestCase):
     def traced(self, name, model, x):
         torch.manual_seed(0)
@@ -199,6 +217,15 @@ class TestModelState(unittest.TestCase):
         with open(rkg) as f:
             names = [c["name"] for cl in json.load(f)["classes"] for c in cl["compute"]]
         self.assertFalse(any(n.startswith("b") and n.endswith("_topk") for n in names), names)
+
+    def test_random_values_of_no_input_drawn_every_step(self):
+        # a random node that reads no input was a static value drawn once by
+        # the analysis run: every step reused it (training differed from the
+        # second step on, the first step's gradients equal)
+        path, inputs, rkg, rks = self.traced("noise", FixedShapeNoise(), torch.randn(4, 16))
+        for s in rks:
+            self.check_run(path, inputs, rkg, s)
+        self.check_trains(path, rkg, rks, "sgd")
 
     def test_equal_blocks_inputs_of_another_layout(self):
         path, inputs, rkg, rks = self.traced("layout", GatedRouterTransposed(), torch.randn(2, 3, 8, 8))
