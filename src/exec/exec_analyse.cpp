@@ -103,6 +103,7 @@ static Group group_of(Node *n, const std::vector<const Value *> &outs, const std
         G.rg = G.rg || t.requires_grad();
         G.out_rg.push_back(t.requires_grad());
         G.bytes += t.numel() * t.element_size();
+        G.part_bytes.push_back(t.numel() * t.element_size());
         // an output nothing reads (LSTM's h and c in an LM) never gets a gradient
         bool read = vals.size() == 1 || !outs[k]->uses().empty();
         if (t.requires_grad() && read) G.grad_bytes += t.numel() * t.element_size();
@@ -592,6 +593,12 @@ void analyse(Model &M) {
         if (inplace) {
             const Value *t = n->input(written);
             const VInfo &TI = M.vi.at(t);
+            if (TI.kind == VK::Static && n->kind() == aten::embedding_renorm_)
+                fail(RK_EINPUT, "nn.Embedding(max_norm=...) / F.embedding(..., max_norm=...) renormalises the "
+                                "weight's rows that the input reads, in place, in every forward: a parameter written "
+                                "with data computed from the inputs is not supported (renormalise outside the model, "
+                                "e.g. torch.embedding_renorm_(emb.weight, ids, max_norm, 2) under torch.no_grad() "
+                                "before each step, and trace it without max_norm): " + where(n));
             if (TI.kind == VK::Static)
                 fail(RK_EINPUT, "in-place operation writes a parameter, buffer or constant with data computed "
                                 "from the inputs: " + where(n));

@@ -92,10 +92,18 @@ void build_structure(Model &M) {
         if (M.out_group == G.clone_owner)
             fail(RK_EINPUT, "in-place operation on a view of the model's output: " + where(G.main));
     }
-    // Live groups: ancestors of the output group.
+    // Live groups: ancestors of the output group, and of every random group:
+    // the plain forward draws for a random op whose result nothing reads (a
+    // KV-cache prompt pass's last attention with dropout, kept by TorchScript
+    // because it draws), and so must a step, or every later draw differs.
     std::vector<char> live(ng, 0);
     std::vector<int> stack{M.out_group};
     live[M.out_group] = 1;
+    for (int g = 0; g < ng; g++)
+        if (M.groups[g].nondet && M.groups[g].input_index < 0 && !live[g]) {
+            live[g] = 1;
+            stack.push_back(g);
+        }
     while (!stack.empty()) {
         int g = stack.back();
         stack.pop_back();
@@ -164,6 +172,61 @@ void build_structure(Model &M) {
             M.groups[M.order[i]].block = (int)b;
             M.groups[M.order[i]].local = i - M.block_begin[b];
         }
+}
+
+// The outputs of other groups that value v, read by group `self`, reads
+// (its data, the data behind its views, shapes included).
+static void mark_parts_read(Model &M, const Value *v, int self, std::vector<std::vector<char>> &read) {
+    const VInfo &I = M.vi.at(v);
+    if (I.alias) return mark_parts_read(M, I.alias, self, read);
+    switch (I.kind) {
+    case VK::Static: return;
+    case VK::Data:
+        if (I.owner != self && (size_t)I.part < read[I.owner].size()) read[I.owner][I.part] = 1;
+        return;
+    case VK::Cheap:
+    case VK::View:
+        for (const Value *u : I.def->inputs()) mark_parts_read(M, u, self, read);
+        return;
+    }
+}
+
+void find_phantom_parts(Model &M) {
+    int ng = (int)M.groups.size();
+    std::vector<std::vector<char>> read(ng);
+    for (int g = 0; g < ng; g++) read[g].assign(M.groups[g].outs.size(), 0);
+    for (int g = 0; g < ng; g++) {
+        std::set<const Value *> local;
+        for (Node *n : M.groups[g].prog) {
+            for (const Value *u : n->inputs())
+                if (!local.count(u)) mark_parts_read(M, u, g, read);
+            for (const Value *o : n->outputs()) local.insert(o);
+        }
+    }
+    for (int g = 0; g < ng; g++) {
+        Group &G = M.groups[g];
+        G.part_in_phantom.assign(G.outs.size(), 0);
+        G.part_dead.assign(G.outs.size(), 0);
+        G.phantom_part_bytes = G.dead_part_bytes = 0;
+        // (the model's output: the loss reads it all; a block's output is the
+        // next block's input, as many bytes: cdgraph)
+        if (G.input_index >= 0 || G.outs.size() < 2 || G.part_bytes.size() != G.outs.size() || g == M.out_group ||
+            !G.pieces.empty() || G.stack_reader >= 0)
+            continue;
+        bool any_read = false;
+        for (size_t k = 0; k < G.outs.size(); k++) any_read = any_read || read[g][k];
+        if (!any_read) continue;
+        for (size_t k = 0; k < G.outs.size(); k++) {
+            if (read[g][k]) continue;
+            if (G.has_grad) { // what the backward saves of it stays with the phantom
+                G.part_in_phantom[k] = 1;
+                G.phantom_part_bytes += G.part_bytes[k];
+            } else { // no backward: gone once made
+                G.part_dead[k] = 1;
+                G.dead_part_bytes += G.part_bytes[k];
+            }
+        }
+    }
 }
 
 // Anonymized canonical text of a block: same ops, constants, shapes, dtypes

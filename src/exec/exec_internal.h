@@ -147,6 +147,20 @@ struct Group {
     bool sum_input = false, sum_keepdim = false;
     std::vector<int64_t> sum_dims;
     std::vector<const Value *> sums_read; // the Model's static_sums its program reads
+    // An op returning several tensors (torch.sort, cummax, max(dim), an
+    // LSTM layer): the bytes of each, and which of them no other node reads
+    // (sort's indices when only its values are used) and so are no part of
+    // its data in the chain but of its phantom: what its backward saves of
+    // them is held until the backward, as autograd holds it, and the rest
+    // goes with the data's readers (find_phantom_parts, exec_blocks.cpp).
+    std::vector<int64_t> part_bytes;
+    std::vector<char> part_in_phantom;
+    int64_t phantom_part_bytes = 0;
+    // Of a group without a gradient, the outputs nothing reads (topk's
+    // values when only its indices are used): freed at the end of its
+    // forward, as autograd frees them, and no part of its data.
+    std::vector<char> part_dead;
+    int64_t dead_part_bytes = 0;
 };
 
 struct Model {
@@ -373,6 +387,9 @@ void run_static_program(Model &M);
 void collect_deps(Model &M, const Value *v, std::set<int> &real, std::set<int> &shape, bool as_shape,
                   std::set<int> *grad = nullptr, bool no_grad = false);
 void build_structure(Model &M);
+// Group::part_in_phantom of every group (after build_structure: blocks and
+// gradients known).
+void find_phantom_parts(Model &M);
 void classify_blocks(Model &M);
 
 // ------------------------------------------------------ runtime (exec_runtime.cpp)
@@ -471,10 +488,7 @@ struct Runtime {
     // runs second consumes the gradient; neither frees g's data).
     void bwd(int g, bool free_data = false, BwdPart part = BWD_ALL);
     void forget_data(int g);
-    void forget_phantom(int g) {
-        for (auto &P : gs[g].p) P.proxy = at::Tensor();
-        gs[g].parts_done = 0;
-    }
+    void forget_phantom(int g);
     void forget_grad(int g);
     [[noreturn]] void fail_freed_by_bwd(int g) const;
     // The outputs that get a gradient and their gradients (zeros when none

@@ -67,8 +67,11 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
     std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
     std::vector<at::Tensor> bufs;
     for (int d : who)
-        for (Part &P : R.gs[d].p) {
+        for (size_t k = 0; k < R.gs[d].p.size(); k++) {
+            Part &P = R.gs[d].p[k];
             if (!P.leaf.defined() || !P.leaf.is_floating_point()) continue; // indices stay valid
+            const std::vector<char> &ph = M.groups[d].part_in_phantom;
+            if (d == g && k < ph.size() && ph[k]) continue; // its phantom's, which the backward may read
             c10::StorageImpl *si = P.canon.unsafeGetStorageImpl();
             at::Tensor buf = at::empty({(int64_t)si->nbytes()}, at::TensorOptions().dtype(at::kByte).device(si->device()))
                                  .fill_(255);
@@ -359,7 +362,9 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             // max pooling 1-d: the 2-d op's indices, squeezed) is saved as that
             // base, which poison_check cannot test (indices are not poisoned).
             me.saved_self = false;
-            for (Part &P : S.p) {
+            for (size_t k = 0; k < S.p.size(); k++) {
+                Part &P = S.p[k];
+                if (k < G.part_in_phantom.size() && G.part_in_phantom[k]) continue; // (the phantom's)
                 size_t holders = 3 + (P.proxy.defined() && P.proxy.is_view() ? 1 : 0);
                 if (G.has_grad && ((P.leaf.has_storage() && P.leaf.storage().use_count() > holders) ||
                                    P.proxy.use_count() > 1)) // an output without grad_fn (indices) is saved as is
@@ -562,7 +567,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     // the gradients made, however early the graph's tensors went.
                     int64_t bp = ap.finish();
                     R.forget_phantom(g);
-                    int64_t b1 = A.cur() - ap.grads + graph_bytes;
+                    // (forget_phantom freed the outputs counted in the phantom too)
+                    int64_t b1 = A.cur() - ap.grads + graph_bytes + G.phantom_part_bytes;
                     me.bwd_over = bp - b1 - freed;
                 }
                 if (!G.pieces.empty()) {

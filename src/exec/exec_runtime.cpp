@@ -499,6 +499,8 @@ static void fit_storage(const at::Tensor &out) {
     si->set_nbytes(need);
 }
 
+static void reset_part(Part &P);
+
 void Runtime::fwd(int g) {
     Group &G = M.groups[g];
     GState &S = gs[g];
@@ -567,6 +569,9 @@ void Runtime::fwd(int g) {
         }
         if (G.has_grad) P.proxy = out;
     }
+    // Outputs nothing reads, of an op without backward: gone now (Group::part_dead).
+    for (size_t k = 0; k < G.part_dead.size() && k < S.p.size(); k++)
+        if (G.part_dead[k]) reset_part(S.p[k]);
 }
 
 // Ones for the tracer's measurement of a backward, in the layout the
@@ -895,12 +900,27 @@ void Runtime::flush_static_sums() {
     while (!sum_leaf.empty()) flush_static_sum(sum_leaf.begin()->first);
 }
 
+static void reset_part(Part &P) {
+    if (!P.canon) return;
+    P.canon.unsafeGetStorageImpl()->reset();
+    for (auto &a : P.aliases) a.unsafeGetStorageImpl()->reset();
+}
+
+// The outputs the chain counts in its phantom (Group::part_in_phantom: sort's
+// indices that nothing else reads) stay until the phantom goes.
 void Runtime::forget_data(int g) {
-    for (auto &P : gs[g].p) {
-        if (!P.canon) continue;
-        P.canon.unsafeGetStorageImpl()->reset();
-        for (auto &a : P.aliases) a.unsafeGetStorageImpl()->reset();
+    const std::vector<char> &ph = M.groups[g].part_in_phantom;
+    for (size_t k = 0; k < gs[g].p.size(); k++)
+        if (k >= ph.size() || !ph[k]) reset_part(gs[g].p[k]);
+}
+
+void Runtime::forget_phantom(int g) {
+    const std::vector<char> &ph = M.groups[g].part_in_phantom;
+    for (size_t k = 0; k < gs[g].p.size(); k++) {
+        gs[g].p[k].proxy = at::Tensor();
+        if (k < ph.size() && ph[k]) reset_part(gs[g].p[k]);
     }
+    gs[g].parts_done = 0;
 }
 
 void Runtime::forget_grad(int g) {

@@ -117,7 +117,11 @@ static void open_session(rk_train &T, const rk_exec_options *o, const rk_chain *
 }
 
 // Step i's inputs: item i of the data streams, or random values drawn from
-// (seed, i) with the recipe of rk_exec_options' random inputs.
+// (seed, i) for the floating-point inputs; integer and boolean ones (token
+// ids, attention masks, labels with -100, EmbeddingBag offsets) are the
+// example's: random values broke their ranges and structure (ids 0-9 put a
+// token type past a 2-row embedding, a mask of 0-9 made (1 - m) * finfo.min
+// infinite and the loss NaN).
 static std::vector<at::Tensor> step_inputs(rk_train &T, int i) {
     std::vector<at::Tensor> in;
     if (!T.data.empty()) {
@@ -129,8 +133,7 @@ static std::vector<at::Tensor> step_inputs(rk_train &T, int i) {
         at::ScalarType dt = like.scalar_type();
         auto sh = like.sizes();
         if (at::isFloatingType(dt)) in.push_back(at::randn(sh, g, at::TensorOptions().dtype(at::kDouble)).to(dt));
-        else if (dt == at::kBool) in.push_back(at::randint(0, 2, sh, g, at::TensorOptions().dtype(at::kLong)).to(dt));
-        else in.push_back(at::randint(0, 10, sh, g, at::TensorOptions().dtype(dt)));
+        else in.push_back(like.clone());
     }
     return in;
 }

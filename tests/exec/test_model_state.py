@@ -23,7 +23,12 @@ gradients that never arrive (defects found by tools/models/unseen5.py):
   that backward read it (libtorch: "its data is not allocated yet");
 - a random tensor of a constant shape (`torch.rand(32) > 0.5`, noise of a
   fixed size: no input read) was a static value the analysis run drew once:
-  every step reused that draw, where the plain forward draws again.
+  every step reused that draw, where the plain forward draws again;
+- a random op whose result nothing reads (a no-grad KV-cache pass's last
+  attention with dropout) was left out of the chain, but the plain step
+  draws for it: every later dropout of a step differed;
+- `rkmate train` drew integer inputs as 0-9 (a token type past a 2-row
+  embedding: every step failed) and printed a NaN loss as `nan` (no JSON).
 
 Each runs `rkmate run --check` (gradients equal bit for bit) and compares
 parameter and buffer hashes of `rkmate train` with the plain training.
@@ -158,12 +163,53 @@ class FixedShapeNoise(nn.Module):
         return self.l2(h * (torch.rand(32) > 0.5).float()) * torch.empty(16).bernoulli_(0.7)
 
 
+class DeadDropoutBranch(nn.Module):
+    """A no-grad pass whose last attention (dropout_p > 0) nothing reads (a
+    KV-cache prompt pass: only its keys are used), then dropout: TorchScript
+    keeps the dead attention because it draws."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(16, 48), nn.Linear(16, 16)
+
+    def forward(self, x):
+        with torch.no_grad():
+            q, k, v = self.a(x).chunk(3, -1)
+            unused = self.b(F.scaled_dot_product_attention(q, k, v, dropout_p=0.1))  # noqa: F841
+        h = F.dropout(self.b(x), 0.2, True) + k
+        return self.b(torch.relu(h))
+
+
+class TokenTypes(nn.Module):
+    """Token ids, a 2-row token-type embedding and a bool padding mask: integer
+    inputs whose ranges random values break."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok, self.typ = nn.Embedding(50, 16), nn.Embedding(2, 16)
+        self.out = nn.Linear(16, 4)
+
+    def forward(self, ids, types, mask):
+        h = (self.tok(ids) + self.typ(types)).masked_fill(~mask.unsqueeze(-1), 0.0)
+        return self.out(torch.tanh(h))
+
+
+class NanLoss(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(16, 16)
+
+    def forward(self, x):
+        return torch.log(-torch.relu(self.l(x)) - 1.0)  # NaN everywhere
+
+
 class TestModelState(unittest.TestCase):
     def traced(self, name, model, x):
         torch.manual_seed(0)
         path, inputs, rkg = (os.path.join(TMP, name + e) for e in (".pt", ".inputs.pt", ".rkg"))
-        torch.jit.trace(model.train(), (x,), check_trace=False).save(path)
-        torch.save([x], inputs)
+        xs = x if isinstance(x, tuple) else (x,)
+        torch.jit.trace(model.train(), xs, check_trace=False).save(path)
+        torch.save(list(xs), inputs)
         rk("trace", path, "--input-file", inputs, "-o", rkg, "--quiet", "--runs", "1", check=0)
         out = []
         for algo in ("none", "recompute-all"):
@@ -226,6 +272,47 @@ class TestModelState(unittest.TestCase):
         for s in rks:
             self.check_run(path, inputs, rkg, s)
         self.check_trains(path, rkg, rks, "sgd")
+
+    def test_dead_random_op_still_draws(self):
+        # the dead attention's dropout was left out of the chain: the plain
+        # step drew for it, a step did not, so every later dropout differed
+        path, inputs, rkg, rks = self.traced("dead_dropout", DeadDropoutBranch(), torch.randn(4, 8, 16))
+        for s in rks:
+            self.check_run(path, inputs, rkg, s)
+        self.check_trains(path, rkg, rks, "adam")
+
+    def test_train_keeps_integer_inputs(self):
+        # train drew integer inputs as 0-9: a token type of 9 indexed a 2-row
+        # embedding (every step failed); now the example's ids, types and mask
+        g = torch.Generator().manual_seed(3)
+        ids = torch.randint(0, 50, (4, 12), generator=g)
+        types = (torch.arange(12) >= 6).long().expand(4, 12).contiguous()
+        mask = torch.ones(4, 12, dtype=torch.bool)
+        mask[:, 10:] = False
+        path, inputs, rkg, rks = self.traced("types", TokenTypes(), (ids, types, mask))
+        self.check_trains(path, rkg, rks, "adam", steps=2)
+
+    def test_train_json_without_nan(self):
+        # a NaN loss was printed as `nan`, which is no JSON: each line parses, the loss is null
+        path, inputs, rkg, rks = self.traced("nan", NanLoss(), torch.randn(4, 16))
+        p = rk("train", path, rks[0], "--chain", rkg, "--json", "--quiet", "--steps", "2", check=0)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(x) for x in p.stdout.splitlines()]
+        self.assertIsNone(lines[0]["loss"], lines[0])
+        self.assertIsNone(lines[-1]["last_loss"], lines[-1])
+
+    def test_embedding_max_norm_refused_clearly(self):
+        # the renorm writes the weight with rows the input picks: refused with what to do, no chain written
+        torch.manual_seed(0)
+        path, inputs, rkg = (os.path.join(TMP, "maxnorm" + e) for e in (".pt", ".inputs.pt", ".rkg"))
+        m = nn.Sequential(nn.Embedding(20, 8, max_norm=1.0), nn.Linear(8, 2)).train()
+        ids = torch.randint(0, 20, (4, 6))
+        torch.jit.trace(m, (ids,), check_trace=False).save(path)
+        torch.save([ids], inputs)
+        p = rk("trace", path, "--input-file", inputs, "-o", rkg, check=2)
+        self.assertIn("max_norm", p.stderr)
+        self.assertIn("embedding_renorm_", p.stderr)
+        self.assertFalse(os.path.exists(rkg))
 
     def test_equal_blocks_inputs_of_another_layout(self):
         path, inputs, rkg, rks = self.traced("layout", GatedRouterTransposed(), torch.randn(2, 3, 8, 8))

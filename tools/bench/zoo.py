@@ -85,8 +85,11 @@ class Zoo:
                     *self.dev], ok=(0, 1, 2))
             if p.returncode != 0:
                 return None
-            r = json.loads(p.stdout.strip().splitlines()[-1])
-            return r["params_hash"], r["buffers_hash"]
+            try:
+                r = json.loads(p.stdout.strip().splitlines()[-1])
+                return r["params_hash"], r["buffers_hash"]
+            except (ValueError, IndexError, KeyError):  # not the summary line rkmate writes: no answer
+                return None
         rk, plain = [one([rks])], [one(["--plain"])]
         if rk[0] is None or plain[0] is None:
             return None
@@ -333,7 +336,7 @@ def main():
         t = time.time()
         try:
             row = z.model(n)
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
+        except (RuntimeError, ValueError, subprocess.TimeoutExpired) as e:
             row = {"model": n, "error": str(e).strip().splitlines()[-1][:200]}
         row["bench_s"] = time.time() - t
         rows.append(row)

@@ -35,7 +35,9 @@ static void usage(void) {
            "losses and parameters bit for bit (BatchNorm statistics and dropout included).\n"
            "--data FILE.npy, once per model input: numpy.save of an array of shape (K, *input shape)\n"
            "and the input's dtype (little-endian, C order); step i reads item i mod K.  --data random\n"
-           "(the default): random inputs drawn from the seed and the step number.\n"
+           "(the default): random floating-point inputs drawn from the seed and the step number;\n"
+           "integer and boolean inputs (token ids, masks, labels, offsets) are the example's, whose\n"
+           "ranges and structure random values would break.\n"
            "Per step: loss, time, measured peak activation memory (as 'rkmate run'); on a terminal\n"
            "a progress bar; --json: one JSON line per step, then a summary line with the hashes of\n"
            "the parameters and buffers.  --save writes the trained model (TorchScript) atomically.\n"
@@ -205,9 +207,11 @@ int rk_cmd_train(int argc, char **argv) {
         last_alloc = r.allocated;
         last = r;
         if (json) {
-            printf("{\"step\": %d, \"loss\": %.17g, \"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld, "
+            printf("{\"step\": %d, ", r.step);
+            solve_cli_json_num(stdout, "loss", r.loss); // (null when not finite: JSON has no NaN)
+            printf("\"time_us\": %.1f, \"peak\": %lld, \"allocated\": %lld, "
                    "\"param_bytes\": %lld, \"param_grad_bytes\": %lld, \"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
-                   r.step, r.loss, r.time_us, (long long)r.peak, (long long)r.allocated, (long long)r.param_bytes,
+                   r.time_us, (long long)r.peak, (long long)r.allocated, (long long)r.param_bytes,
                    (long long)r.param_grad_bytes, (long long)r.buffer_bytes, (long long)r.optimizer_bytes);
             if (sched_path)
                 printf(", \"predicted_peak\": %lld, \"budget\": %lld", (long long)sim.peak, (long long)sc.budget);
@@ -232,11 +236,14 @@ int rk_cmd_train(int argc, char **argv) {
         goto done;
     }
     if (json) {
-        printf("{\"steps\": %ld, \"first_loss\": %.17g, \"last_loss\": %.17g, \"max_peak\": %lld, "
+        printf("{\"steps\": %ld, ", steps);
+        solve_cli_json_num(stdout, "first_loss", first_loss);
+        solve_cli_json_num(stdout, "last_loss", last_loss);
+        printf("\"max_peak\": %lld, "
                "\"allocated_step2\": %lld, \"allocated_last\": %lld, \"params_hash\": \"%016llx\", "
                "\"buffers_hash\": \"%016llx\", \"param_bytes\": %lld, \"param_grad_bytes\": %lld, "
                "\"buffer_bytes\": %lld, \"optimizer_bytes\": %lld",
-               steps, first_loss, last_loss, (long long)max_peak, (long long)first_alloc, (long long)last_alloc,
+               (long long)max_peak, (long long)first_alloc, (long long)last_alloc,
                (unsigned long long)hp, (unsigned long long)hb, (long long)last.param_bytes,
                (long long)last.param_grad_bytes, (long long)last.buffer_bytes, (long long)last.optimizer_bytes);
         if (sched_path)
