@@ -1,7 +1,9 @@
 // exec_blocks.cpp — from the analysed nodes to rk-GB's structure: each
 // group's real and shape-only dependencies, the checks on in-place ops, the
 // simplified graph (live groups in topological order, which get a gradient),
-// its cut into blocks at 1-separators, and the identical-block classes by a
+// its cut into blocks at 1-separators, the outputs of several that only a
+// backward reads or nothing reads (find_phantom_parts), and the
+// identical-block classes by a
 // canonical text of each block (same ops, constants, shapes, dtypes and
 // parameter shapes in the same places).
 #include <torch/script.h>
