@@ -17,6 +17,11 @@
 
 namespace rkx {
 
+// A group's D-node bytes: its outputs but those no other node reads (in its
+// phantom, Group::part_in_phantom, or freed once made, Group::part_dead),
+// the same as its own block's output and as the next block's input.
+static int64_t data_bytes(const Group &G) { return G.bytes - G.phantom_part_bytes - G.dead_part_bytes; }
+
 // Block inputs: the model inputs (block 0) or the previous block's output.
 std::vector<int> block_inputs(Model &M, int b) {
     std::vector<int> r;
@@ -61,8 +66,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     };
     for (size_t i = 0; i < ins.size(); i++) {
         const Group &I = M.groups[ins[i]];
-        din[i] = add_d("in" + std::to_string(i), RK_D_DATA, I.bytes - I.phantom_part_bytes - I.dead_part_bytes, 0,
-                       -1 - (int)i);
+        din[i] = add_d("in" + std::to_string(i), RK_D_DATA, data_bytes(I), 0, -1 - (int)i);
         if (I.has_grad) // (a sum's input, the block's boundary: its gradient is the sum's, as a view)
             dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD,
                             I.stack_reader >= 0 ? I.stack_grad_bytes : I.grad_bytes, 2, -1 - (int)i);
@@ -73,8 +77,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     for (int j = 0; j < m; j++) {
         const Group &G = M.groups[M.order[first + j]];
         std::string nm = std::to_string(j) + "_" + sanitize(G.op);
-        // (an output no other node reads is its phantom's: Group::part_in_phantom)
-        dd[j] = add_d("d" + nm, RK_D_DATA, G.bytes - G.phantom_part_bytes - G.dead_part_bytes, 0, j);
+        dd[j] = add_d("d" + nm, RK_D_DATA, data_bytes(G), 0, j);
         if (G.has_grad) {
             dp[j] = add_d("p" + nm, RK_D_PHANTOM, (meas ? (*meas)[j].phantom : 0) + G.phantom_part_bytes, 1, j);
             if (G.pieces.empty())

@@ -378,8 +378,12 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             double spent = 0;
             // (the timing runs make aliases of their own: the backward measured
             // below runs on R.fwd's graph, whose second reads are these)
-            auto dup_reads = R.dup_alias.find(g) == R.dup_alias.end() ? decltype(R.dup_alias)::mapped_type{}
-                                                                          : R.dup_alias[g];
+            auto dup_it = R.dup_alias.find(g);
+            const auto dup_reads = dup_it == R.dup_alias.end() ? decltype(dup_it->second){} : dup_it->second;
+            auto put_back_dup_reads = [&]() {
+                R.dup_alias.erase(g);
+                if (!dup_reads.empty()) R.dup_alias[g] = dup_reads;
+            };
             for (int r = 0; r < runs && (r == 0 || spent < cap_us); r++) {
                 double a = A.now();
                 std::vector<at::Tensor> x = R.exec_program(g);
@@ -387,8 +391,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 ts.push_back(e);
                 spent += e;
             }
-            R.dup_alias.erase(g);
-            if (!dup_reads.empty()) R.dup_alias[g] = dup_reads;
+            put_back_dup_reads();
             me.fwd_time = median(ts);
             if (G.has_grad) {
                 std::vector<at::Tensor> roots, grs;
@@ -560,9 +563,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 R.bwd_roots(g, roots, grs, true);
                 // The second reads as a step starts them: no gradient yet (the
                 // runs above settled them once, then left their gradients on).
-                for (auto &la : dup_reads) la.second.mutable_grad() = at::Tensor();
-                R.dup_alias.erase(g);
-                if (!dup_reads.empty()) R.dup_alias[g] = dup_reads;
+                for (auto la : dup_reads) la.second.mutable_grad() = at::Tensor();
+                put_back_dup_reads();
                 {
                     ActivationPeak ap(A, gps);
                     std::function<void()> split;
