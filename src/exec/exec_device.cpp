@@ -286,6 +286,12 @@ void ActivationPeak::boundary(bool passes_on) {
     at_reset = A.cur();
 }
 
+void ActivationPeak::grad_taken(const at::Tensor &p) {
+    if (!p.grad().defined()) return;
+    for (const at::Tensor &q : ps)
+        if (q.is_same(p)) grads -= p.grad().numel() * p.grad().element_size();
+}
+
 int64_t ActivationPeak::take_op_peak() {
     int64_t p = std::max(op_raw_peak, A.peak());
     op_raw_peak = A.cur();

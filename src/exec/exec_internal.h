@@ -13,6 +13,8 @@
 //   exec_cdgraph.cpp  the CD-graph of a block
 //   exec_measure.cpp  rk_exec_trace: measuring the classes, writing the chain
 //   exec_runtime.cpp  the executor's per-node operations (run, backward, forget)
+//   exec_grad_order.cpp  a leaf that one op's backward reaches several times:
+//                     its gradient so far added first, as the plain step adds
 //   exec_split_bwd.cpp  a convolution's / Linear's backward in two parts (weight, input)
 //   exec_pieces.cpp   data read by other nodes only through pieces (q, k, v of one
 //                     qkv output): each piece's gradient apart until the owner's backward
@@ -318,6 +320,9 @@ struct ActivationPeak {
     // Op by op (rk_run_options.op_step): the allocator's highest bytes since
     // the last call, less the parameters' gradients that exist now.
     int64_t take_op_peak();
+    // Parameter p's .grad is about to be taken away (a seeded root's gradient,
+    // exec_grad_order.cpp): from now on those bytes are not .grad.
+    void grad_taken(const at::Tensor &p);
   private:
     int64_t op_raw_peak = 0;
     void unhook();
@@ -412,6 +417,9 @@ struct Part {
 // Whether g is dense and alone in its storage (from its first byte, no byte
 // more): a gradient that holds nothing but itself (exec_runtime.cpp).
 bool alone_in_storage(const at::Tensor &g);
+// Whether g has elements on one address (zero strides): an expanded
+// gradient kept as .grad, into which nothing is added in place (exec_runtime.cpp).
+bool overlapping(const at::Tensor &g);
 // Whether another tensor holds g's bytes too: a gradient two leaves share
 // (exec_runtime.cpp, share_grad), into which nothing may add in place.
 bool storage_shared(const at::Tensor &g);
@@ -444,7 +452,8 @@ struct Runtime {
     // and (tracing) the whole buffers the measured pieces are views of.
     std::map<int, at::Tensor> stack_grad;
     // Bytes of gradients handed to a leaf as a buffer another holder has too
-    // (exec_runtime.cpp, share_grad): the simulator counts them once per leaf.
+    // (exec_runtime.cpp, share_grad): the simulator counts them once per leaf;
+    // and those an expanded gradient kept as it is does not hold (keep_expanded_grad).
     int64_t shared_grad_bytes = 0;
     std::vector<at::Tensor> stack_buffers;
     // This step's leaf for each of M.static_sums its readers read (read
@@ -467,6 +476,13 @@ struct Runtime {
     std::unordered_set<const c10::TensorImpl *> param_impls; // filled on first use
     void dedupe_reads(int g, Stack &st);
     void settle_dup_aliases(int g);
+    // Each leaf that roots' graph reaches by two edges or more and that has a
+    // gradient already (parameters too; among inputs, when given): its .grad
+    // handed to the backward by a root of its own, first, so that the edges'
+    // gradients add to it one by one, as in the plain step
+    // (exec_grad_order.cpp).  Returns how many roots were appended.
+    size_t seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                           const std::vector<at::Tensor> &inputs);
     explicit Runtime(Model &m);
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
@@ -517,10 +533,13 @@ struct Runtime {
     // the graph, its bytes move to a storage of that view's own, so that
     // they go when the engine's views of them go, as in the plain step;
     // counted as freed if they are gone by the end.
+    // seeds: the last roots hand leaves their gradient so far
+    // (seed_leaf_grads), they are not the group's: its root is roots[0] when
+    // it has one.
     static int64_t backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                                       const std::function<void()> &after_root = nullptr, size_t own_refs = 0,
                                       const std::vector<at::Tensor> &inputs = {}, bool consume = true,
-                                      bool retain = true);
+                                      bool retain = true, size_t seeds = 0);
     // Whether group g's backward frees its own data after the root function:
     // one output (one root), so that root's function is the last writer of
     // the data, the only function that can have saved it (autograd's version

@@ -491,8 +491,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                                 ap->boundary();
                                 ap->bias = -(int64_t)S.p[0].canon.nbytes();
                             };
+                        // (leaves this backward reaches twice get their gradient so
+                        // far as a root's, as in a step: exec_grad_order.cpp)
+                        size_t seeds = R.seed_leaf_grads(roots, grs, inputs);
                         double a = A.now();
-                        int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole);
+                        int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole, true, seeds);
                         if (whole) R.settle_dup_aliases(g);
                         double e = A.now() - a;
                         // The simulator counts the node's own gradient and data live
@@ -573,7 +576,9 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             ap.boundary();
                             ap.bias = -(int64_t)S.p[0].canon.nbytes();
                         };
-                    int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, {}, true, /*retain=*/false);
+                    size_t seeds = R.seed_leaf_grads(roots, grs, {});
+                    int64_t freed =
+                        Runtime::backward_consuming(roots, grs, split, 0, {}, true, /*retain=*/false, seeds);
                     // A second read's gradient (an alias leaf's: `cat([x, x])`)
                     // joins the leaf's as the executor adds it, right after the
                     // backward: both were held until then.

@@ -434,6 +434,7 @@ void Runtime::assemble_pieces(int g) {
     at::Tensor whole = P.leaf.grad();
     if (!whole.defined()) whole = at::zeros(P.leaf.sizes(), P.leaf.options().requires_grad(false));
     else if (storage_shared(whole)) whole = whole.clone(at::MemoryFormat::Preserve); // not into another's (share_grad)
+    else if (overlapping(whole)) whole = whole.clone(at::MemoryFormat::Contiguous); // expanded (keep_expanded_grad)
     // Later pieces first, as the engine runs their backward functions.
     for (size_t k = G.pieces.size(); k-- > 0;) {
         auto it = piece_grad.find(G.pieces[k]);

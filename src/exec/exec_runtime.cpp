@@ -66,7 +66,8 @@ struct SelectIntoGrad : torch::autograd::Function<SelectIntoGrad> {
                 G = at::zeros(leaf.sizes(), g.options());
                 G.select(dim, index).copy_(g);
             } else {
-                if (storage_shared(G)) G = G.clone(at::MemoryFormat::Preserve); // another leaf's too (share_grad)
+                // another leaf's too (share_grad), or expanded (keep_expanded_grad)
+                if (storage_shared(G) || overlapping(G)) G = G.clone(at::MemoryFormat::Preserve);
                 G.select(dim, index).add_(g);
             }
         }
@@ -362,6 +363,41 @@ bool storage_shared(const at::Tensor &g) {
     return g.defined() && g.has_storage() && g.storage().use_count() > 1;
 }
 
+// Whether g has elements on one address (zero strides: an expanded gradient).
+bool overlapping(const at::Tensor &g) {
+    if (!g.defined() || g.layout() != at::kStrided) return false;
+    for (int64_t d = 0; d < g.dim(); d++)
+        if (g.stride(d) == 0 && g.size(d) > 1) return true;
+    return false;
+}
+
+// A gradient that reaches a leaf expanded — a `sum` over dims hands its
+// incoming gradient on as `g.expand(sizes)`, zero strides over a few bytes —
+// is what the plain step's input buffer holds as it is: the producer's
+// backward reads it so, or the next gradient is added to it (into that one
+// when it can, g + E).  The leaf's accumulator would copy it into the leaf's
+// layout, a whole activation's bytes held until the producer's backward (the
+// keep-all step above the plain one: `h.sum(1)` beside other readers of h).
+// So it is kept (T.held_grad), as the output's gradient of the loss is
+// (exec_run.cpp, sum_grad_to_leaf): the accumulator is handed a stand-in
+// in the leaf's layout over the same few bytes, which it takes as .grad
+// without reading it (it steals a tensor nobody else holds), and the
+// post-accumulate hook (HeldGradBack) puts the expanded gradient back at
+// once.  The simulator counts the whole gradient: the bytes not held go to
+// unheld (the measured peak may be that much below the prediction).
+static at::Tensor keep_expanded_grad(Part &T, const at::Tensor &gr, int64_t &unheld) {
+    const at::Tensor &leaf = T.leaf;
+    if (at::GradMode::is_enabled() || !gr.defined() || !gr.has_storage() || !overlapping(gr) ||
+        leaf.grad().defined() || !leaf.is_non_overlapping_and_dense() || gr.sizes() != leaf.sizes() ||
+        gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device())
+        return {};
+    T.held_grad = gr;
+    unheld += std::max<int64_t>(0, leaf.numel() * (int64_t)leaf.element_size() - (int64_t)gr.storage().nbytes());
+    at::Tensor stand_in = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(gr.storage()), gr.key_set(), gr.dtype());
+    stand_in.unsafeGetTensorImpl()->set_sizes_and_strides(leaf.sizes(), leaf.strides(), gr.storage_offset());
+    return stand_in;
+}
+
 // A tensor of t's bytes, sizes and strides that is no view: it holds t's
 // storage only (a view's base would keep the storage shared, and the
 // executor then could not free the gradient once its backward's root
@@ -436,11 +472,14 @@ static at::Tensor share_grad(const Group &G, Part &T, const at::Tensor &gr, int6
     if (at::GradMode::is_enabled() || !gr.defined()) return {};
     at::Tensor cur = leaf.grad();
     if (cur.defined()) {
-        if (!storage_shared(cur)) return {};
+        if (!storage_shared(cur) && !overlapping(cur)) return {};
         // The accumulator's variable_grad += new_grad, into the new gradient
-        // when nobody else holds it (a + b is b + a, bit for bit), else out of place.
+        // when nobody else holds it (a + b is b + a, bit for bit), else out of
+        // place; so too for an expanded .grad (keep_expanded_grad), into
+        // which nothing can be added in place, as the plain step's buffer adds.
+        // (into an expanded .grad's sum as the buffer adds: in the new one's layout)
         bool into_new = (long)gr.use_count() <= hook_refs && alone_in_storage(gr) && !storage_shared(gr) &&
-                        gr.strides() == cur.strides() && gr.scalar_type() == cur.scalar_type();
+                        (overlapping(cur) || gr.strides() == cur.strides()) && gr.scalar_type() == cur.scalar_type();
         at::Tensor sum = into_new ? gr.add_(cur) : cur + gr;
         T.leaf.mutable_grad() = at::Tensor();
         return sum;
@@ -532,6 +571,8 @@ void Runtime::fwd(int g) {
                     if (T.grad_strides.empty() && gr.defined() && !gr.is_sparse() && gr.has_storage() &&
                         layout_worth_keeping(gr))
                         T.grad_strides = gr.strides().vec();
+                    at::Tensor expanded = keep_expanded_grad(T, gr, shared_grad_bytes);
+                    if (expanded.defined()) return expanded;
                     at::Tensor own = own_grad(T.leaf, gr);
                     if (own.defined()) return own;
                     at::Tensor kept = keep_grad_layout(T, gr);
@@ -721,12 +762,12 @@ struct DonateGrad : torch::autograd::FunctionPreHook {
 
 int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                                     const std::function<void()> &after_root, size_t own_refs,
-                                    const std::vector<at::Tensor> &inputs, bool consume, bool retain) {
+                                    const std::vector<at::Tensor> &inputs, bool consume, bool retain, size_t seeds) {
     if (roots.empty()) return 0;
     // The first part of a split backward neither frees nor donates the
     // gradient: the second part reads it.  But an in-place ReLU at its root
     // may write into it (GradDonation.keep).
-    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 ? roots[0].grad_fn() : nullptr;
+    std::shared_ptr<torch::autograd::Node> fn = roots.size() == 1 + seeds ? roots[0].grad_fn() : nullptr;
     bool keep = !consume && fn && is_act_inplace_fn(fn.get());
     if (!consume && !keep) fn = nullptr;
     FreeConsumedGrad *h = nullptr;
@@ -817,7 +858,8 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // The whole backward frees each function's saved tensors once it has run,
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
-    backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL);
+    size_t seeds = seed_leaf_grads(roots, grads, inputs);
+    backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL, seeds);
     if (part != BWD_WEIGHT) settle_dup_aliases(g);
     // Its gradient has no D-node of its own (its pieces' do): gone with them.
     if (!G.pieces.empty()) forget_grad(g);
@@ -875,7 +917,7 @@ void Runtime::settle_dup_aliases(int g) {
         la.second.mutable_grad() = at::Tensor();
         at::Tensor &lg = la.first.mutable_grad();
         if (!lg.defined()) lg = ag;
-        else if (lg.use_count() == 1 && lg.storage().use_count() == 1) lg.add_(ag); // as AccumulateGrad:
+        else if (lg.use_count() == 1 && lg.storage().use_count() == 1 && !overlapping(lg)) lg.add_(ag); // as AccumulateGrad:
         else lg = lg + ag; // in place only into a buffer nobody else holds (a shared gradient)
     }
     dup_alias.erase(it);

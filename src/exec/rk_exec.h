@@ -143,9 +143,11 @@ typedef struct {
     int64_t buffer_bytes;        /* buffers (BatchNorm running statistics, ...) */
     int64_t shared_grad_bytes;   /* gradients the schedule's step handed to a second holder as the
                                     same buffer (an add's backward gives one gradient to both
-                                    inputs, as plain autograd does): the simulator counts each
-                                    holder's gradient apart, so the measured peak may be below the
-                                    prediction by up to this; 0: the prediction is the step's */
+                                    inputs, as plain autograd does), or kept expanded as the plain
+                                    step holds it (a `sum`'s gradient: a few bytes, not the
+                                    activation's): the simulator counts each holder's whole
+                                    gradient, so the measured peak may be below the prediction by
+                                    up to this; 0: the prediction is the step's */
 } rk_run_result;
 
 /* Run schedule `s` (already validated by rk_simulate) on the model, whose

@@ -588,6 +588,22 @@ class NearestIndices(nn.Module):
         return self.l2(nb.amax(2) - f)
 
 
+class SumBesideOtherReaders(nn.Module):
+    """h read by a sum over a dim and by F.cosine_similarity with a Linear of
+    it: the sum's backward hands h an expand of its gradient (a few bytes),
+    which the plain step keeps as it is until the next gradient is added to
+    it; the executor's leaf accumulator made it a dense copy of h held until
+    then (keep-all 1.108 x the plain step)."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.l, self.m = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        h = torch.tanh(self.l(x))
+        return F.cosine_similarity(h, self.m(h), dim=1) + h.sum(1)
+
+
 class DuplicatedStream(nn.Module):
     """Reformer's `cat([x, x])` (and a `stack` of one tensor twice): one node
     reading one dependency twice."""
@@ -951,6 +967,14 @@ class TestKeepLePlainPieces(unittest.TestCase):
             torch.manual_seed(22)
             self.check("summed_" + kind, None, x=torch.randn(4, 3, 16, 16), model=SummedActivation(kind),
                        piece=None, slack=8, keep_slack=8)
+
+    def test_sum_input_read_by_others_kept_expanded(self):
+        # keep-all no higher than the plain step (it was one h above), gradients
+        # equal; the chain counts h's whole gradient, so the measured peak may be
+        # below the prediction by the bytes not held (shared_grad_bytes, check_peak)
+        torch.manual_seed(27)
+        runs = self.check("sumbeside", None, x=torch.randn(32, 64), model=SumBesideOtherReaders(), piece=None)
+        self.assertGreater(runs[0]["shared_grad_bytes"], 0, runs[0])
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on

@@ -90,8 +90,8 @@ void torch_print_run(const rk_sim_result *sim, const rk_schedule *s, const rk_ru
         printf("device memory reserved (whole step, parameters included): %s, plain step %s\n",
                rk_format_bytes(r->measured_reserved, a, sizeof a), rk_format_bytes(r->baseline_reserved, c, sizeof c));
     if (r->shared_grad_bytes > 0)
-        printf("gradients shared: %s handed on to a second holder as the same buffer, as plain autograd does "
-               "(predicted once per holder: the measured peak may be below the prediction)\n",
+        printf("gradients shared: %s handed on to a second holder as the same buffer or kept expanded, as plain "
+               "autograd does (predicted whole for each holder: the measured peak may be below the prediction)\n",
                rk_format_bytes(r->shared_grad_bytes, a, sizeof a));
     printf("step time: predicted %.1f us, measured %.1f us, plain step %.1f us\n", sim->time, r->measured_time,
            r->baseline_time);

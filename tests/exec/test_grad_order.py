@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""End-to-end test of the order gradients add up in (src/exec/exec_grad_order.cpp,
+issue 21: gradients equal bit for bit).  An op whose own autograd graph reads
+an input twice — `nn.RMSNorm` (torch 2.x's `aten::rms_norm`: `x.pow(2)` and
+`x * rsqrt(...)`), `F.cosine_similarity`, `F.triplet_margin_loss` — gives that
+input two gradients in one backward; the plain step adds each to what the
+input's other readers gave it so far, (G + g1) + g2, where the executor's leaf
+accumulator used to add their sum, G + (g1 + g2): a Llama-style residual stream
+(read by the RMSNorm and by the residual add) got gradients off in the last
+bits, and so did prototypes read by a cosine similarity and a penalty.  Each
+model here: keep-all, recompute-all and rockmate at its smallest budget give
+the plain step's gradients bit for bit, hold no more than it (keep-all), and
+the measured peak is the prediction; two Adam steps train as the plain step.
+
+Run by tests/exec/run_exec_tests.sh with the Python of the build's torch."""
+import json
+import os
+import tempfile
+import unittest
+
+import torch
+
+from rk_cli import check_peak, check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
+
+TMP = tempfile.mkdtemp(prefix="rkmate-gorder-")
+nn = torch.nn
+F = nn.functional
+
+
+class RMSNormResidual(nn.Module):
+    """Two pre-norm residual blocks with nn.RMSNorm: x = x + f(norm(x))."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.n1, self.n2 = nn.RMSNorm(d), nn.RMSNorm(d)
+        self.f1, self.f2 = nn.Linear(d, d), nn.Linear(d, d)
+
+    def forward(self, x):
+        x = x + self.f1(self.n1(x))
+        return x + self.f2(self.n2(x))
+
+
+class CosineHead(nn.Module):
+    """h read by F.cosine_similarity (twice inside it) and by two Linears."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.l, self.m, self.k = nn.Linear(d, d), nn.Linear(d, d), nn.Linear(d, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.l(x))
+        return F.cosine_similarity(h, self.m(h), dim=1) + self.k(h).squeeze(1)
+
+
+class Prototypes(nn.Module):
+    """A parameter read by F.cosine_similarity, a penalty and a matmul."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+        self.w = nn.Parameter(torch.randn(32, d))
+
+    def forward(self, x):
+        h = torch.tanh(self.l(x))
+        return F.cosine_similarity(h, self.w, dim=1) + 0.1 * (self.w * self.w).sum() + (h @ self.w.t()).sum(1)
+
+
+class Triplet(nn.Module):
+    """An anchor read by F.triplet_margin_loss (twice inside it) and by a penalty."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.l = nn.Linear(d, d)
+
+    def forward(self, x):
+        a = torch.tanh(self.l(x))
+        return F.triplet_margin_loss(a, self.l(x * 0.5), self.l(x * 2.0)) + a.pow(2).mean()
+
+
+class TestGradOrder(unittest.TestCase):
+    def check_model(self, name, model, x):
+        torch.manual_seed(0)
+        path, inputs, rkg = (os.path.join(TMP, name + e) for e in (".pt", ".inputs.pt", ".rkg"))
+        torch.jit.trace(model.train(), (x,), check_trace=False).save(path)
+        torch.save([x], inputs)
+        rk("trace", path, "--input-file", inputs, "-o", rkg, "--quiet", "--runs", "1", check=0)
+        keep, *others = schedules(rkg)
+        for rks in [keep] + others:
+            p = rk("run", path, rks, "--chain", rkg, "--input-file", inputs, "--check", "--json", "--iters", "2",
+                   check=0)
+            r = json.loads(p.stdout)
+            what = f"{name} {os.path.basename(rks)}"
+            self.assertTrue(r["output_equal"], (what, r))
+            self.assertEqual(r["grads_differing"], 0, (what, r["grads_differing_names"]))
+            self.assertTrue(r["grads_equal"], (what, r))
+            check_peak(self, r, what=what)
+            if rks == keep:
+                self.assertLessEqual(r["measured_peak"], r["baseline_peak"], (what, r))
+        check_trains_as_plain(self, path, rkg, keep)
+
+    def test_rms_norm_residual(self):
+        torch.manual_seed(1)
+        self.check_model("rms", RMSNormResidual(), torch.randn(8, 32, 64))
+
+    def test_cosine_similarity_of_a_shared_activation(self):
+        torch.manual_seed(2)
+        self.check_model("cos", CosineHead(), torch.randn(32, 64))
+
+    def test_parameter_read_twice_by_one_op(self):
+        torch.manual_seed(3)
+        self.check_model("proto", Prototypes(), torch.randn(32, 64))
+
+    def test_triplet_margin_loss(self):
+        torch.manual_seed(4)
+        self.check_model("triplet", Triplet(), torch.randn(32, 64))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
