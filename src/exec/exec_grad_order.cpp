@@ -31,8 +31,16 @@
 
 namespace rkx {
 
+// Whether f is one of the executor's functions that hand their input no
+// gradient (they keep it apart or write it into .grad themselves:
+// SelectIntoGrad, exec_runtime.cpp; DepositGrad, exec_pieces.cpp).
+static bool hands_no_gradient(const torch::autograd::Node *f) {
+    const std::string n = f->name();
+    return n.find("SelectIntoGrad") != std::string::npos || n.find("DepositGrad") != std::string::npos;
+}
+
 // The number of edges from roots' autograd graph into each leaf accumulator
-// (the accumulators themselves have no edges further).
+// (the accumulators themselves have no edges further) that carry a gradient.
 static std::unordered_map<torch::autograd::Node *, int> edges_into_leaves(const std::vector<at::Tensor> &roots) {
     std::unordered_map<torch::autograd::Node *, int> n;
     std::unordered_set<torch::autograd::Node *> seen;
@@ -42,6 +50,7 @@ static std::unordered_map<torch::autograd::Node *, int> edges_into_leaves(const 
     while (!todo.empty()) {
         torch::autograd::Node *f = todo.back();
         todo.pop_back();
+        if (hands_no_gradient(f)) continue;
         for (const torch::autograd::Edge &e : f->next_edges()) {
             torch::autograd::Node *to = e.function.get();
             if (!to) continue;

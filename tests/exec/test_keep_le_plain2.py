@@ -604,6 +604,20 @@ class SumBesideOtherReaders(nn.Module):
         return F.cosine_similarity(h, self.m(h), dim=1) + h.sum(1)
 
 
+class SumIsTheOutput(nn.Module):
+    """The model's output is a sum over a dim of a convolution's sigmoid: the
+    sum's backward hands the sigmoid an expand of the loss's gradient, which
+    the executor's leaf made a dense gradient of the sigmoid's size (keep-all
+    1.38 x the plain step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(3, 16, 3, padding=1)
+
+    def forward(self, x):
+        return torch.sigmoid(self.c(x)).sum(-1)
+
+
 class DuplicatedStream(nn.Module):
     """Reformer's `cat([x, x])` (and a `stack` of one tensor twice): one node
     reading one dependency twice."""
@@ -974,6 +988,11 @@ class TestKeepLePlainPieces(unittest.TestCase):
         # below the prediction by the bytes not held (shared_grad_bytes, check_peak)
         torch.manual_seed(27)
         runs = self.check("sumbeside", None, x=torch.randn(32, 64), model=SumBesideOtherReaders(), piece=None)
+        self.assertGreater(runs[0]["shared_grad_bytes"], 0, runs[0])
+
+    def test_sum_as_the_output_kept_expanded(self):
+        torch.manual_seed(28)
+        runs = self.check("sumout", None, x=torch.randn(4, 3, 32, 32), model=SumIsTheOutput(), piece=None)
         self.assertGreater(runs[0]["shared_grad_bytes"], 0, runs[0])
 
     def test_class_split_by_gradient_layout(self):
