@@ -320,6 +320,13 @@ void classify_blocks(Model &M) {
             }
             s << "}";
         }
+        // view sums (exec_grad_order.cpp): their owner (-1: the input) and readers, as block positions
+        for (int i = b > 0 ? M.block_end[b - 1] - 1 : M.block_begin[b]; i < M.block_end[b] - 1; i++)
+            for (int k : M.groups[M.order[i]].vsums_owned) {
+                s << ";vsum" << (i < M.block_begin[b] ? -1 : M.groups[M.order[i]].local) << ":";
+                for (int r : M.view_sums[k].readers)
+                    s << M.groups[r].local << (M.view_sums[k].reads_other.count(r) ? "+" : "") << ",";
+            }
         if (b + 1 == M.block_begin.size()) s << ";last";
         auto it = cls.find(s.str());
         if (it == cls.end()) {

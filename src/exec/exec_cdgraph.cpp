@@ -9,9 +9,14 @@
 // b3_convolution (its gradient, phantoms, its inputs' shapes only; their
 // gradients).  A node read only through pieces (exec_pieces.cpp) has a grad
 // D-node per piece (g3_linear_p0, ...) instead of its own, each produced by
-// the piece's reader's backward, all used by its own.  Names are stable (f3_matmul, d3_matmul, ...), so that
+// the piece's reader's backward, all used by its own.  A view of a node's
+// data read by several nodes (a view sum, exec_grad_order.cpp) has a grad
+// D-node of its own (g3_embedding_v0): made by its readers' backwards but the
+// last, used by the last one's, which makes the data's.  Names are stable (f3_matmul, d3_matmul, ...), so that
 // rk_exec_run can map a schedule's operations back onto model nodes.
 #include <torch/script.h>
+
+#include <algorithm>
 
 #include "exec_internal.h"
 
@@ -64,6 +69,7 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         if (local >= 0) rk_graph_set_target(gr, 1, c, ("g" + std::to_string(local)).c_str());
         return c;
     };
+    std::map<int, std::vector<int>> dvs; // a node's view sums' gradients, by group (exec_grad_order.cpp)
     for (size_t i = 0; i < ins.size(); i++) {
         const Group &I = M.groups[ins[i]];
         din[i] = add_d("in" + std::to_string(i), RK_D_DATA, data_bytes(I), 0, -1 - (int)i);
@@ -71,6 +77,10 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             dgin[i] = add_d("in" + std::to_string(i) + ".grad", RK_D_GRAD,
                             I.stack_reader >= 0 ? I.stack_grad_bytes : I.grad_bytes, 2, -1 - (int)i);
         rk_graph_add_input(gr, din[i], dgin[i]);
+        if (I.has_grad && b > 0) // its view sums, read in this block
+            for (size_t k = 0; k < I.vsums_owned.size(); k++)
+                dvs[ins[i]].push_back(add_d("in" + std::to_string(i) + "_v" + std::to_string(k), RK_D_GRAD,
+                                            M.view_sums[I.vsums_owned[k]].bytes, 4, -1 - (int)i, (int)k));
     }
     std::vector<int> dd(m), dp(m, -1), dg(m, -1);
     std::vector<std::vector<int>> dpc(m); // a node read through pieces: their gradients (exec_pieces.cpp)
@@ -84,6 +94,10 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
                 dg[j] = add_d("g" + nm, RK_D_GRAD, G.stack_reader >= 0 ? G.stack_grad_bytes : G.grad_bytes, 2, j);
             for (size_t k = 0; k < G.pieces.size(); k++)
                 dpc[j].push_back(add_d("g" + nm + "_p" + std::to_string(k), RK_D_GRAD, G.piece_bytes[k], 3, j, (int)k));
+            if (j + 1 < m) // (the block's output: its view sums are the next block's)
+                for (size_t k = 0; k < G.vsums_owned.size(); k++)
+                    dvs[M.order[first + j]].push_back(add_d("g" + nm + "_v" + std::to_string(k), RK_D_GRAD,
+                                                            M.view_sums[G.vsums_owned[k]].bytes, 4, j, (int)k));
         }
     }
     auto data_of = [&](int grp) -> int {
@@ -141,6 +155,25 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
             const Group &D = M.groups[d];
             if (!D.has_grad || !G.deps_grad.count(d)) continue; // (read through a detach: no gradient)
+            if (dvs.count(d)) {
+                // A view sum's reader but the last adds to the view's gradient; the
+                // last uses it and makes the data's (exec_grad_order.cpp).
+                bool data_grad = false, reader = false;
+                for (size_t k = 0; k < D.vsums_owned.size(); k++) {
+                    const ViewSum &S = M.view_sums[D.vsums_owned[k]];
+                    if (std::find(S.readers.begin(), S.readers.end(), M.order[first + j]) == S.readers.end()) continue;
+                    reader = true;
+                    if (S.last() == M.order[first + j]) {
+                        rk_graph_add_use(gr, c, dvs[d][k], RK_EDGE_REAL);
+                        data_grad = true;
+                    } else {
+                        rk_graph_add_out(gr, c, dvs[d][k]);
+                        if (S.reads_other.count(M.order[first + j])) data_grad = true;
+                    }
+                }
+                if (!reader || data_grad) rk_graph_add_out(gr, c, grad_of(d));
+                continue;
+            }
             if (D.pieces.empty() || in_idx.count(d)) {
                 rk_graph_add_out(gr, c, grad_of(d));
                 continue;

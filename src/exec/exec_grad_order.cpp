@@ -25,6 +25,25 @@
 // the sum as .grad.  A leaf read once by the op, or without a gradient yet,
 // stays as it was: two terms add the same in any order.  The tracer measures
 // each backward so (exec_measure.cpp).
+//
+// View sums.  A view of a node's whole data read by several nodes — a
+// bidirectional GRU's two input projections read one `transpose(0, 1)` of
+// its input (exec_rnn.cpp) — has one backward function in the plain step,
+// whose buffer sums the readers' gradients before it hands them to the data's
+// producer: G + T(g_rev + g_fw), where the executor added each to the data's
+// leaf, (G + T(g_rev)) + T(g_fw), when other nodes read the data too (a
+// BiGRU tagger concatenating the embedding to the GRU's output: the
+// embedding's gradient off in the last bits).  Now (find_view_sums) such a
+// view's readers but the last (the first in the forward, whose backward runs
+// last) read a leaf on the view's bytes (Runtime::vsum_leaf), where their
+// gradients add up as in that buffer (kept in the layout they come in, as
+// the buffer keeps them); the last reader reads the view itself, and its
+// backward gets one more root, handing the view's backward function the sum
+// so far first (seed_view_sums): the buffer adds the last reader's gradient
+// into it and the view's backward hands the whole on, as in the plain step.
+// The chain gives the view's gradient a D-node of its own (g<j>_<op>_v<k>,
+// exec_cdgraph.cpp): made by the readers' backwards, used by the last one's,
+// which makes the data's gradient.
 #include <torch/csrc/autograd/functions/accumulate_grad.h>
 
 #include "exec_internal.h"
@@ -106,6 +125,159 @@ size_t Runtime::seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::
         grads.push_back(at::empty({0}, root.options()));
     }
     return seeds.size();
+}
+
+// ---------------------------------------------------------------- view sums
+
+namespace {
+
+const Value *resolved(Model &M, const Value *v) {
+    while (M.vi.at(v).alias) v = M.vi.at(v).alias;
+    return v;
+}
+
+// The values through which group c's program reads group d's data (its
+// Data value, views of it), and whether through a list or tuple (Cheap).
+void reads_of(Model &M, const Value *u, int d, std::set<const Value *> &via, std::set<const Value *> &in_list,
+              bool listed) {
+    u = resolved(M, u);
+    const VInfo &I = M.vi.at(u);
+    if (I.kind == VK::Cheap) {
+        for (const Value *x : I.def->inputs()) reads_of(M, x, d, via, in_list, true);
+        return;
+    }
+    if ((I.kind == VK::Data || I.kind == VK::View) && I.owner == d) {
+        via.insert(u);
+        if (listed) in_list.insert(u);
+    }
+}
+
+// A view op that shows each element of its input once.
+bool whole_view_op(const Node *n) {
+    static const std::set<std::string> ops = {"aten::transpose", "aten::permute", "aten::t", "aten::view",
+                                              "aten::reshape", "aten::flatten", "aten::unsqueeze", "aten::squeeze",
+                                              "aten::movedim", "aten::swapaxes", "aten::view_as", "aten::reshape_as",
+                                              "aten::unflatten", "aten::numpy_T"};
+    return ops.count(n->kind().toQualString()) > 0;
+}
+
+} // namespace
+
+void find_view_sums(Model &M) {
+    // Views that other views are made from: their readers' gradients do not all meet at their backward.
+    std::set<const Value *> sources;
+    for (const auto &kv : M.vi)
+        if (kv.second.kind == VK::View && kv.second.def && kv.second.src >= 0 && !kv.second.alias)
+            sources.insert(resolved(M, kv.second.def->input(kv.second.src)));
+    for (int d : M.order) {
+        Group &D = M.groups[d];
+        if (!D.has_grad || D.input_index >= 0 || D.outs.size() != 1 || !D.pieces.empty() || D.stack_reader >= 0 ||
+            D.block < 0)
+            continue;
+        // (a block's output is the next block's input: its readers are there)
+        const int rblock = M.order[M.block_end[D.block] - 1] == d ? D.block + 1 : D.block;
+        std::map<int, std::set<const Value *>> via; // consumer -> what it reads d through
+        std::set<const Value *> in_list;
+        for (int c : D.consumers) {
+            const Group &C = M.groups[c];
+            if (!C.has_grad || !C.deps_grad.count(d)) continue;
+            std::set<const Value *> local;
+            for (Node *n : C.prog) {
+                for (const Value *u : n->inputs())
+                    if (!local.count(u)) reads_of(M, u, d, via[c], in_list, false);
+                for (const Value *o : n->outputs()) local.insert(o);
+            }
+        }
+        std::map<int, std::vector<int>> readers_by_node; // (by the view's node index: graph order)
+        std::map<int, const Value *> view_at;
+        for (auto &cv : via)
+            for (const Value *w : cv.second) {
+                const VInfo &W = M.vi.at(w);
+                if (W.kind != VK::View || !W.rg || !W.def || in_list.count(w) || sources.count(w) ||
+                    !whole_view_op(W.def))
+                    continue;
+                int at = M.node_index.at(W.def);
+                readers_by_node[at].push_back(cv.first);
+                view_at[at] = w;
+            }
+        for (auto &rn : readers_by_node) {
+            const Value *w = view_at.at(rn.first);
+            std::vector<int> rs = rn.second;
+            if (rs.size() < 2) continue;
+            bool ok = bytes_of(M, w, d) == D.grad_bytes;
+            for (int c : rs) ok = ok && M.groups[c].block == rblock;
+            if (!ok) continue;
+            std::sort(rs.begin(), rs.end(), [&](int a, int b) { return M.groups[a].pos < M.groups[b].pos; });
+            ViewSum S;
+            S.v = w;
+            S.owner = d;
+            S.readers = rs;
+            S.bytes = D.grad_bytes;
+            bool others = false; // does the data's gradient get anything else?
+            for (auto &cv : via) {
+                bool reader = std::find(rs.begin(), rs.end(), cv.first) != rs.end();
+                bool other = cv.second.size() > (reader ? 1u : 0u);
+                if (reader && other) S.reads_other.insert(cv.first);
+                others = others || other;
+            }
+            if (!others) continue; // (the sum is all the gradient: the same in any order)
+            int k = (int)M.view_sums.size();
+            M.view_sum_of[w] = k;
+            D.vsums_owned.push_back(k);
+            for (int c : rs) M.groups[c].vsums_read.push_back(k);
+            M.view_sums.push_back(std::move(S));
+        }
+    }
+}
+
+at::Tensor Runtime::vsum_leaf(int k) {
+    Part &P = vsum_part[k];
+    if (!P.leaf.defined()) {
+        at::Tensor v = materialize(M.view_sums[k].v).toTensor();
+        P.leaf = v.detach().requires_grad_(true);
+        P.canon = P.leaf.storage();
+        hook_leaf(P, nullptr);
+    }
+    return P.leaf;
+}
+
+size_t Runtime::seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool traced,
+                               int64_t *traced_bytes) {
+    size_t n = 0;
+    for (int k : M.groups[g].vsums_read) {
+        const ViewSum &S = M.view_sums[k];
+        if (S.last() != g) continue;
+        at::Tensor sum;
+        auto it = vsum_part.find(k);
+        if (traced) { // the other readers' sum, as zeros (the tracer measures one backward)
+            at::Tensor v = materialize(S.v).toTensor();
+            sum = at::zeros(v.sizes(), v.options().requires_grad(false));
+            if (traced_bytes) *traced_bytes += sum.numel() * (int64_t)sum.element_size();
+        } else if (it != vsum_part.end() && it->second.leaf.defined() && it->second.leaf.grad().defined()) {
+            sum = it->second.leaf.grad();
+            it->second.leaf.mutable_grad() = at::Tensor();
+        }
+        if (!sum.defined()) continue;
+        at::Tensor v = materialize(S.v).toTensor();
+        if (!v.grad_fn()) continue; // (no gradient flows through it this step)
+        auto fn = std::make_shared<SeedGrad>();
+        fn->g = std::move(sum);
+        fn->add_next_edge(torch::autograd::Edge(v.grad_fn(), v.output_nr()));
+        at::Tensor root = at::empty({0}, v.options().requires_grad(false));
+        uint32_t nr = fn->add_input_metadata(root);
+        torch::autograd::impl::set_gradient_edge(root, {std::move(fn), nr});
+        roots.push_back(root);
+        grads.push_back(at::empty({0}, root.options()));
+        n++;
+    }
+    return n;
+}
+
+void Runtime::forget_vsum_grad(int k) {
+    auto it = vsum_part.find(k);
+    if (it == vsum_part.end()) return;
+    it->second.held_grad = at::Tensor();
+    if (it->second.leaf.defined()) it->second.leaf.mutable_grad() = at::Tensor();
 }
 
 } // namespace rkx

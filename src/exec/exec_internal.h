@@ -163,6 +163,21 @@ struct Group {
     // forward, as autograd frees them, and no part of its data.
     std::vector<char> part_dead;
     int64_t dead_part_bytes = 0;
+    // The view sums (Model::view_sums) of its data, and those it reads.
+    std::vector<int> vsums_owned, vsums_read;
+};
+
+// A view of a node's whole data (a transpose, permute, reshape: each element
+// once) read by two nodes or more, whose data other nodes read too: the
+// plain step sums the readers' gradients at the view's backward before they
+// join the data's gradient; a step does the same (exec_grad_order.cpp).
+struct ViewSum {
+    const Value *v = nullptr; // the view
+    int owner = -1;           // the group whose data it is a view of
+    std::vector<int> readers; // the groups reading it, in topological order
+    std::set<int> reads_other; // of the readers, those that read the owner's data otherwise too
+    int64_t bytes = 0;
+    int last() const { return readers.front(); } // its backward runs last and adds the sum in
 };
 
 struct Model {
@@ -219,6 +234,8 @@ struct Model {
     // submodule returned with an activation): the item each stands for.
     std::unordered_map<const Value *, const Value *> static_unpacked;
     std::unordered_map<const Value *, int> piece_owner; // piece value -> the group whose data it is a piece of
+    std::vector<ViewSum> view_sums;                     // (find_view_sums, exec_grad_order.cpp)
+    std::unordered_map<const Value *, int> view_sum_of; // view -> its index there
 };
 
 // ------------------------------------------------------ device layer
@@ -483,6 +500,18 @@ struct Runtime {
     // (exec_grad_order.cpp).  Returns how many roots were appended.
     size_t seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                            const std::vector<at::Tensor> &inputs);
+    // View sums (exec_grad_order.cpp): the leaf a reader other than the last
+    // reads instead of the view (its gradients add up in its .grad), by view
+    // sum; for the last reader's backward, a root handing the view's backward
+    // that sum first (traced: zeros of the view's shape).  Returns how many
+    // roots were appended.
+    std::map<int, Part> vsum_part;
+    at::Tensor vsum_leaf(int k);
+    size_t seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool traced,
+                          int64_t *traced_bytes = nullptr);
+    void forget_vsum_grad(int k);
+    // The hooks of a leaf that takes gradients (exec_runtime.cpp).
+    void hook_leaf(Part &T, const Group *G);
     explicit Runtime(Model &m);
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
@@ -593,6 +622,10 @@ bool run_act_mask(const Node *n, Stack &st);
 // class text names them: equal bodies may differ in their consumers).
 void find_act_masks(Model &M);
 void find_static_sums(Model &M);
+// Model::view_sums (exec_grad_order.cpp), after find_pieces.
+void find_view_sums(Model &M);
+// The bytes of v, a view of group d's data (-1: unknown; exec_pieces.cpp).
+int64_t bytes_of(Model &M, const Value *v, int d);
 
 // Whether group g's leaf may take a gradient another leaf holds too (an
 // add's backward hands both inputs one tensor: exec_runtime.cpp, share_grad):
@@ -616,7 +649,8 @@ void make_stat_shadows(Model &M);
 
 // kind: 0 fwd, 1 bwd (whole), 2 loss, 3 bwd's weight part, 4 bwd's input part
 struct CMapEntry { int kind; int local; };
-// kind: 0 data, 1 phantom, 2 grad, 3 a piece's gradient (piece: its index); local < 0: input -1-i
+// kind: 0 data, 1 phantom, 2 grad, 3 a piece's gradient (piece: its index), 4 a view sum's
+// gradient (piece: its index in the owner's vsums_owned); local < 0: input -1-i
 struct DMapEntry { int kind; int local; int piece = -1; };
 
 struct Measure {

@@ -224,6 +224,7 @@ void load_model(Model &M, const rk_exec_options *o, bool for_tracing) {
     analyse(M);
     build_structure(M);
     find_pieces(M);
+    find_view_sums(M);
     find_phantom_parts(M);
     find_act_masks(M);
     find_static_sums(M);

@@ -330,6 +330,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     for (const Value *x : n->outputs()) local.insert(x);
                 }
             }
+            // The leaf of a view sum this node reads instead of the view (it is
+            // not its last reader, exec_grad_order.cpp): made now, on the
+            // data's storage, so that only what the node saves counts.
+            for (int k : G.vsums_read)
+                if (M.view_sums[k].last() != g) snaps.push_back({R.vsum_leaf(k), 0, 0, M.view_sums[k].owner});
             // Leaves' grad accumulators hold their tensor: create them first so
             // that only saved tensors raise the reference counts.
             std::vector<std::shared_ptr<torch::autograd::Node>> accs;
@@ -410,6 +415,17 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         for (size_t k = 0; k < R.gs[d].p.size(); k++)
                             if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
                     }
+                // A view sum's leaf this node reads (it is no last reader,
+                // exec_grad_order.cpp): added to in place when a reader whose
+                // backward runs before this one's (not the last) gave it a gradient.
+                for (int k : G.vsums_read) {
+                    const ViewSum &VS = M.view_sums[k];
+                    auto vp = R.vsum_part.find(k);
+                    if (VS.last() == g || vp == R.vsum_part.end() || !vp->second.leaf.defined()) continue;
+                    bool later = false;
+                    for (int c : VS.readers) later = later || (c != VS.last() && M.groups[c].pos > G.pos);
+                    (later ? acc_leaves : in_leaves).push_back(vp->second.leaf);
+                }
                 // The same for pieces (exec_pieces.cpp): a piece this node reads
                 // that a later reader's backward gave a gradient already (F.normalize
                 // of q: the division's backward runs before the norm's) gets this
@@ -466,7 +482,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 // restricted to inputs; whole = false: the gradient stays, as
                 // for the part that runs first), measured as rk_exec_run runs it.
                 auto measure_bwd = [&](const std::vector<at::Tensor> &inputs, bool whole, double &time,
-                                       int64_t &over) {
+                                       int64_t &over, bool weight_part = false) {
                     set_param_grads();
                     std::vector<double> tb;
                     double spentb = 0;
@@ -494,8 +510,14 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         // (leaves this backward reaches twice get their gradient so
                         // far as a root's, as in a step: exec_grad_order.cpp)
                         size_t seeds = R.seed_leaf_grads(roots, grs, inputs);
+                        // (a view sum's last reader: the others' sum, zeros, handed to the
+                        // view's backward first; the chain counts it live through the
+                        // node, so its bytes, made here, are not overhead)
+                        int64_t vsum_bytes = 0;
+                        if (!weight_part) seeds += R.seed_view_sums(g, roots, grs, true, &vsum_bytes);
                         double a = A.now();
                         int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole, true, seeds);
+                        freed += vsum_bytes;
                         if (whole) R.settle_dup_aliases(g);
                         double e = A.now() - a;
                         // The simulator counts the node's own gradient and data live
@@ -530,7 +552,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                 if (!o->no_split_bwd && sheds && G.pieces.empty() && split_leaves(M, R, g, ps, xs)) {
                     if (split_parts_equal(roots, grs, ps, xs)) {
                         if (!input_part_reads(M, R, g, roots, grs, xs)) { // else nothing to shed: kept whole
-                            measure_bwd(ps, false, me.w_time, me.w_over);
+                            measure_bwd(ps, false, me.w_time, me.w_over, true);
                             measure_bwd(xs, false, me.x_time, me.x_over);
                             // Split only where neither part needs more than the
                             // one call even when x stays (the weight part holds
@@ -577,8 +599,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             ap.bias = -(int64_t)S.p[0].canon.nbytes();
                         };
                     size_t seeds = R.seed_leaf_grads(roots, grs, {});
+                    int64_t vsum_bytes = 0;
+                    seeds += R.seed_view_sums(g, roots, grs, true, &vsum_bytes);
                     int64_t freed =
                         Runtime::backward_consuming(roots, grs, split, 0, {}, true, /*retain=*/false, seeds);
+                    freed += vsum_bytes;
                     // A second read's gradient (an alias leaf's: `cat([x, x])`)
                     // joins the leaf's as the executor adds it, right after the
                     // backward: both were held until then.

@@ -85,6 +85,8 @@ bool replay(Model &M, const Value *v, const IValue &base, int d, IValue &out) {
     return false;
 }
 
+} // namespace
+
 // The bytes of v, a view of group d's data (-1: unknown).
 int64_t bytes_of(Model &M, const Value *v, int d) {
     const Group &D = M.groups[d];
@@ -93,6 +95,8 @@ int64_t bytes_of(Model &M, const Value *v, int d) {
     if (!replay(M, v, base, d, r) || !r.isTensor()) return -1;
     return r.toTensor().numel() * (int64_t)r.toTensor().element_size();
 }
+
+namespace {
 
 // Is v, a view of group d's data, a piece of it: made by a piece op (or an
 // item of a split/chunk/unbind list), smaller than the data, and not a

@@ -174,6 +174,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             if (e.kind == 0) R.forget_data(grp);
             else if (e.kind == 1) R.forget_phantom(grp);
             else if (e.kind == 3) R.forget_piece(M.groups[grp].pieces.at(e.piece));
+            else if (e.kind == 4) R.forget_vsum_grad(M.groups[grp].vsums_owned.at(e.piece));
             else R.forget_grad(grp);
         }
     }

@@ -219,6 +219,10 @@ IValue Runtime::materialize_in(int g, const Value *v, std::unordered_map<const V
         return local.at(v);
     }
     if (I.kind == VK::Data && I.owner == g) return local.at(M.groups[g].outs[I.part]);
+    if (I.kind == VK::View && !M.view_sums.empty()) { // a view sum's reader but the last: its leaf
+        auto vs = M.view_sum_of.find(v);
+        if (vs != M.view_sum_of.end() && M.view_sums[vs->second].last() != g) return vsum_leaf(vs->second);
+    }
     return materialize(v);
 }
 
@@ -494,15 +498,12 @@ static at::Tensor share_grad(const Group &G, Part &T, const at::Tensor &gr, int6
 
 namespace {
 struct HeldGradBack : torch::autograd::PostAccumulateGradHook {
-    Runtime *R;
-    int g;
-    size_t k;
-    HeldGradBack(Runtime *r, int g_, size_t k_) : R(r), g(g_), k(k_) {}
+    Part *T;
+    explicit HeldGradBack(Part *t) : T(t) {}
     void operator()(const torch::autograd::Variable &) override {
-        Part &T = R->gs[g].p[k];
-        if (!T.held_grad.defined()) return;
-        T.leaf.mutable_grad() = std::move(T.held_grad);
-        T.held_grad = at::Tensor();
+        if (!T->held_grad.defined()) return;
+        T->leaf.mutable_grad() = std::move(T->held_grad);
+        T->held_grad = at::Tensor();
     }
 };
 } // namespace
@@ -538,6 +539,29 @@ static void fit_storage(const at::Tensor &out) {
     si->set_nbytes(need);
 }
 
+// The hooks of a leaf that takes gradients (a group's output, or a view
+// sum's, exec_grad_order.cpp): before its accumulator runs, the gradient in
+// the layout the plain step would hand on (keep_expanded_grad, own_grad,
+// keep_grad_layout, share_grad when G is given); after it, the kept gradient
+// back as .grad.  T stays where it is for the step (the Runtime's vectors are
+// sized once).
+void Runtime::hook_leaf(Part &T, const Group *G) {
+    Part *t = &T;
+    T.leaf.register_hook([this, t, G](const at::Tensor &gr) -> at::Tensor {
+        Part &P = *t;
+        if (P.grad_strides.empty() && gr.defined() && !gr.is_sparse() && gr.has_storage() && layout_worth_keeping(gr))
+            P.grad_strides = gr.strides().vec();
+        at::Tensor expanded = keep_expanded_grad(P, gr, shared_grad_bytes);
+        if (expanded.defined()) return expanded;
+        at::Tensor own = own_grad(P.leaf, gr);
+        if (own.defined()) return own;
+        at::Tensor kept = keep_grad_layout(P, gr);
+        if (kept.defined()) return kept;
+        return G ? share_grad(*G, P, gr, shared_grad_bytes) : at::Tensor();
+    });
+    torch::autograd::impl::set_post_acc_grad_hooks(T.leaf, std::make_unique<HeldGradBack>(t));
+}
+
 static void reset_part(Part &P);
 
 void Runtime::fwd(int g) {
@@ -566,20 +590,7 @@ void Runtime::fwd(int g) {
                 // ViT's patch convolution gets its output's gradient as a slice of
                 // the `cat`'s through transpose and flatten views, and its bias
                 // gradient (a sum) on CUDA depends on those strides (bwd_roots).
-                P.leaf.register_hook([this, g, k](const at::Tensor &gr) -> at::Tensor {
-                    Part &T = gs[g].p[k];
-                    if (T.grad_strides.empty() && gr.defined() && !gr.is_sparse() && gr.has_storage() &&
-                        layout_worth_keeping(gr))
-                        T.grad_strides = gr.strides().vec();
-                    at::Tensor expanded = keep_expanded_grad(T, gr, shared_grad_bytes);
-                    if (expanded.defined()) return expanded;
-                    at::Tensor own = own_grad(T.leaf, gr);
-                    if (own.defined()) return own;
-                    at::Tensor kept = keep_grad_layout(T, gr);
-                    if (kept.defined()) return kept;
-                    return share_grad(M.groups[g], T, gr, shared_grad_bytes);
-                });
-                torch::autograd::impl::set_post_acc_grad_hooks(P.leaf, std::make_unique<HeldGradBack>(this, g, k));
+                hook_leaf(P, &G);
             }
             P.canon = P.leaf.storage();
             if (G.has_grad) P.proxy = out;
@@ -859,6 +870,7 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
     size_t seeds = seed_leaf_grads(roots, grads, inputs);
+    if (part != BWD_WEIGHT) seeds += seed_view_sums(g, roots, grads, false);
     backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL && !last, seeds);
     if (part != BWD_WEIGHT) settle_dup_aliases(g);
     // Its gradient has no D-node of its own (its pieces' do): gone with them.

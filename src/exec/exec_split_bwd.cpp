@@ -76,6 +76,10 @@ bool split_leaves(Model &M, Runtime &R, int g, std::vector<at::Tensor> &params, 
     auto da = R.dup_alias.find(g); // a dependency read twice: its alias too
     if (da != R.dup_alias.end())
         for (auto &la : da->second) dep.insert(la.second.unsafeGetTensorImpl());
+    for (int k : G.vsums_read) { // a view sum's leaf (exec_grad_order.cpp)
+        auto vp = R.vsum_part.find(k);
+        if (vp != R.vsum_part.end() && vp->second.leaf.defined()) dep.insert(vp->second.leaf.unsafeGetTensorImpl());
+    }
     std::set<const c10::TensorImpl *> have;
     for (const auto &e : fn->next_edges()) {
         if (!e.function) continue;
