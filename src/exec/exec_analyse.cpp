@@ -731,8 +731,16 @@ void analyse(Model &M) {
         std::set<const c10::StorageImpl *> seen;
         for (size_t i = 0; i < st.size(); i++) {
             if (st[i].isNone() || (st[i].isTensor() && !st[i].toTensor().defined())) continue;
-            if (!st[i].isTensor())
-                fail(RK_EINPUT, "an operation returning a list of new tensors is not supported: " + where(n));
+            if (!st[i].isTensor()) {
+                // torch.where(mask) / nonzero(as_tuple=True): index lists whose length is the data's
+                const std::string k = n->kind().toQualString();
+                const bool data_sized = k == "aten::where" || k == "aten::nonzero_numpy";
+                fail(RK_EINPUT, "an operation returning a list of new tensors is not supported: " + where(n) +
+                                    (data_sized ? " (index lists whose sizes depend on the data; "
+                                                  "mask.nonzero().unbind(1) gives the same indices from one tensor, "
+                                                  "but a schedule is planned for the example's sizes)"
+                                                : ""));
+            }
             const c10::StorageImpl *s = storage_of(st[i]);
             if (n_alias > 0 || n_static_alias > 0 || !s || !seen.insert(s).second)
                 fail(RK_EINPUT, "an operation returning new tensors and views (or tensors sharing storage) "

@@ -314,6 +314,28 @@ class TestModelState(unittest.TestCase):
         self.assertIn("embedding_renorm_", p.stderr)
         self.assertFalse(os.path.exists(rkg))
 
+    def test_where_of_a_mask_refused_clearly(self):
+        # torch.where(mask) (HF Mixtral's expert dispatch): index lists sized by the data
+        class Dispatch(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.l = nn.Linear(8, 8)
+
+            def forward(self, x):
+                h = self.l(x)
+                i, j = torch.where(h > 0)
+                return h[i, j].sum().reshape(1) + h.sum()
+
+        torch.manual_seed(0)
+        path, inputs, rkg = (os.path.join(TMP, "wheremask" + e) for e in (".pt", ".inputs.pt", ".rkg"))
+        x = torch.randn(4, 8)
+        torch.jit.trace(Dispatch(), (x,), check_trace=False).save(path)
+        torch.save([x], inputs)
+        p = rk("trace", path, "--input-file", inputs, "-o", rkg, check=2)
+        self.assertIn("aten::where", p.stderr)
+        self.assertIn("sizes depend on the data", p.stderr)
+        self.assertFalse(os.path.exists(rkg))
+
     def test_equal_blocks_inputs_of_another_layout(self):
         path, inputs, rkg, rks = self.traced("layout", GatedRouterTransposed(), torch.randn(2, 3, 8, 8))
         for s in rks:
