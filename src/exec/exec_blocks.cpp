@@ -327,6 +327,10 @@ void classify_blocks(Model &M) {
                 for (int r : M.view_sums[k].readers)
                     s << M.groups[r].local << (M.view_sums[k].reads_other.count(r) ? "+" : "") << ",";
             }
+        for (const BlockStaticSum &S : block_static_sums(M, (int)b)) { // static sums' buffers in the chain
+            s << ";ssum" << S.bytes << ":";
+            for (int r : S.readers) s << M.groups[r].local << ",";
+        }
         if (b + 1 == M.block_begin.size()) s << ";last";
         auto it = cls.find(s.str());
         if (it == cls.end()) {

@@ -100,6 +100,12 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
                                                             M.view_sums[G.vsums_owned[k]].bytes, 4, j, (int)k));
         }
     }
+    // static sums read in this block only: their buffers (exec_grad_order.cpp)
+    std::vector<BlockStaticSum> ssums = block_static_sums(M, b);
+    std::vector<int> dss;
+    for (size_t k = 0; k < ssums.size(); k++)
+        dss.push_back(add_d("s" + std::to_string(k), RK_D_GRAD, ssums[k].bytes, 5,
+                            M.groups[ssums[k].readers.front()].local, (int)k));
     auto data_of = [&](int grp) -> int {
         auto it = in_idx.find(grp);
         if (it != in_idx.end()) return din[it->second];
@@ -149,6 +155,12 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         if (dg[j] >= 0) rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
         for (int d : dpc[j]) rk_graph_add_use(gr, c, d, RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
+        for (size_t k = 0; k < ssums.size(); k++) { // a static sum's reader adds to its buffer
+            const std::vector<int> &rs = ssums[k].readers;
+            if (std::find(rs.begin(), rs.end(), M.order[first + j]) == rs.end()) continue;
+            if (rs.front() == M.order[first + j]) rk_graph_add_use(gr, c, dss[k], RK_EDGE_REAL);
+            else rk_graph_add_out(gr, c, dss[k]);
+        }
         rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
         for (int d : G.deps_real) {
             bool saved = !me || (!split && me->saved_deps.count(d)); // the input part: shapes only

@@ -280,4 +280,37 @@ void Runtime::forget_vsum_grad(int k) {
     if (it->second.leaf.defined()) it->second.leaf.mutable_grad() = at::Tensor();
 }
 
+// ---------------------------------------------------------------- static sums in the chain
+
+std::vector<BlockStaticSum> block_static_sums(Model &M, int b) {
+    std::vector<BlockStaticSum> r;
+    std::map<const Value *, size_t> at;
+    for (int i = M.block_begin[b]; i < M.block_end[b]; i++) {
+        const int g = M.order[i];
+        if (!M.groups[g].has_grad) continue;
+        for (const Value *v : M.groups[g].sums_read) {
+            auto it = at.find(v);
+            if (it == at.end()) {
+                it = at.emplace(v, r.size()).first;
+                BlockStaticSum S;
+                S.v = v;
+                const at::Tensor &t = M.vi.at(v).sval.toTensor();
+                S.bytes = t.numel() * (int64_t)t.element_size();
+                r.push_back(S);
+            }
+            r[it->second].readers.push_back(g);
+        }
+    }
+    // Only a sum all of whose readers are in this block (else its buffer stays outside the chain).
+    std::vector<BlockStaticSum> out;
+    for (BlockStaticSum &S : r) {
+        auto n = M.static_sums.find(S.v);
+        if (n == M.static_sums.end() || (int)S.readers.size() != n->second || S.readers.size() < 2) continue;
+        std::sort(S.readers.begin(), S.readers.end(),
+                  [&](int a, int c) { return M.groups[a].pos < M.groups[c].pos; });
+        out.push_back(std::move(S));
+    }
+    return out;
+}
+
 } // namespace rkx

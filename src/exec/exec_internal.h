@@ -624,6 +624,17 @@ void find_act_masks(Model &M);
 void find_static_sums(Model &M);
 // Model::view_sums (exec_grad_order.cpp), after find_pieces.
 void find_view_sums(Model &M);
+// The static sums (Model::static_sums) all of whose readers are in block b,
+// their readers in topological order (the first one's backward runs last
+// and flushes the sum): the chain gives each sum's buffer a grad D-node
+// (s<k>) made by the readers' backwards and used by the last one's
+// (exec_grad_order.cpp); a sum read across blocks stays outside the chain.
+struct BlockStaticSum {
+    const Value *v = nullptr;
+    std::vector<int> readers;
+    int64_t bytes = 0;
+};
+std::vector<BlockStaticSum> block_static_sums(Model &M, int b);
 // The bytes of v, a view of group d's data (-1: unknown; exec_pieces.cpp).
 int64_t bytes_of(Model &M, const Value *v, int d);
 
@@ -650,7 +661,8 @@ void make_stat_shadows(Model &M);
 // kind: 0 fwd, 1 bwd (whole), 2 loss, 3 bwd's weight part, 4 bwd's input part
 struct CMapEntry { int kind; int local; };
 // kind: 0 data, 1 phantom, 2 grad, 3 a piece's gradient (piece: its index), 4 a view sum's
-// gradient (piece: its index in the owner's vsums_owned); local < 0: input -1-i
+// gradient (piece: its index in the owner's vsums_owned), 5 a static sum's buffer (local: its
+// last reader; the flush after that reader's backward frees it); local < 0: input -1-i
 struct DMapEntry { int kind; int local; int piece = -1; };
 
 struct Measure {

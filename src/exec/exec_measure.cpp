@@ -451,7 +451,23 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         acc_pieces.push_back({D.pieces[k], at::zeros(t.sizes(), t.options().requires_grad(false))});
                     }
                 }
+                // A static sum's buffer as in a step (its chain D-node): there
+                // when a reader whose backward runs before this one's gave it a
+                // gradient, else this backward makes it.
+                std::vector<std::pair<const Value *, bool>> ssum_acc;
+                for (const BlockStaticSum &SS : block_static_sums(M, (int)b)) {
+                    const std::vector<int> &rs = SS.readers;
+                    if (std::find(rs.begin(), rs.end(), g) == rs.end()) continue;
+                    ssum_acc.push_back({SS.v, rs.back() != g});
+                }
                 auto reset = [&]() {
+                    for (auto &sa : ssum_acc) {
+                        R.sum_grad.erase(sa.first);
+                        if (sa.second) {
+                            const at::Tensor &t = M.vi.at(sa.first).sval.toTensor();
+                            R.sum_grad[sa.first] = at::zeros(t.sizes(), t.options().requires_grad(false));
+                        }
+                    }
                     R.piece_grad.clear();
                     R.stack_grad.clear();
                     for (auto &ap : acc_pieces) R.piece_grad[ap.first] = at::zeros_like(ap.second);

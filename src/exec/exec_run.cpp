@@ -175,6 +175,7 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             else if (e.kind == 1) R.forget_phantom(grp);
             else if (e.kind == 3) R.forget_piece(M.groups[grp].pieces.at(e.piece));
             else if (e.kind == 4) R.forget_vsum_grad(M.groups[grp].vsums_owned.at(e.piece));
+            else if (e.kind == 5) continue; // (a static sum's buffer: flushed after its last reader's backward)
             else R.forget_grad(grp);
         }
     }

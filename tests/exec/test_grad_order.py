@@ -180,12 +180,11 @@ class TestGradOrder(unittest.TestCase):
         # gradients equal (they differed: 1.9e-6 on the input Linear), keep-all
         # no more than the plain step (the view sum's leaf, made before the
         # tracer's reference counts, is no read of the data)
-        # (rockmate's floor schedule is left out: there the out_proj's gradient,
-        # 1 KiB, is also the latents' static-sum buffer, outside the chain, and
-        # outlives its forget: measured above the prediction, with or without
-        # view sums; docs/exec.md, "Limits")
+        # at rockmate's floor too: the out_proj's gradient, 1 KiB, is also the
+        # latents' static-sum buffer, which the chain now counts (it was measured
+        # 1 KiB above the prediction there)
         torch.manual_seed(7)
-        self.check_model("xattn", CrossAttentionTwice(), torch.randn(4, 32, 5), floor=False)
+        self.check_model("xattn", CrossAttentionTwice(), torch.randn(4, 32, 5))
 
     def test_triplet_margin_loss(self):
         torch.manual_seed(4)
