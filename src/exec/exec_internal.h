@@ -516,8 +516,11 @@ struct Runtime {
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
     void deposit_piece(const Value *v, const at::Tensor &g);
-    // Group g's gradient from its pieces' (zeros elsewhere), as its leaf's .grad.
+    // Group g's gradient from its pieces' (zeros elsewhere, in the layout the
+    // plain step's engine gives: pieces_grad_strides, by group), as its leaf's .grad.
     void assemble_pieces(int g);
+    std::map<int, std::vector<int64_t>> pieces_layout;
+    std::vector<int64_t> pieces_grad_strides(int g);
     void forget_piece(const Value *v) { piece_grad.erase(v); }
     // Group g's data as a stack reads it: its gradient goes to stack_grad.
     at::Tensor wrap_stack_input(int g, const at::Tensor &leaf);

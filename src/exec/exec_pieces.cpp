@@ -428,15 +428,59 @@ IValue on_base(Runtime &R, const Value *v, const at::Tensor &base, int d) {
 }
 } // namespace
 
+// The strides of the gradient the plain step's engine gives group g's data
+// from its pieces alone: each piece's backward makes zeros of its source's
+// shape (SelectBackward, SplitBackward's cat), summed there, then the
+// source's chain of views goes back to the data (a transpose's backward
+// hands a transposed gradient: Hyena's filter `h.transpose(0, 1).reshape(2,
+// D, L)` read as k[0] and k[1]).  The owner's backward reads its gradient in
+// that layout, and so sums it in the plain step's order (a bias gradient's
+// reduction over rows).  Found by autograd on a meta tensor of the data's
+// shape (no bytes); empty when that fails or the result is not dense.
+std::vector<int64_t> Runtime::pieces_grad_strides(int g) {
+    auto it = pieces_layout.find(g);
+    if (it != pieces_layout.end()) return it->second;
+    std::vector<int64_t> strides;
+    Group &G = M.groups[g];
+    const at::Tensor &leaf = gs[g].p[0].leaf;
+    try {
+        at::AutoGradMode grad_mode(true);
+        at::Tensor probe = at::empty_strided(leaf.sizes(), leaf.strides(),
+                                             leaf.options().device(at::kMeta).requires_grad(false));
+        probe.requires_grad_(true);
+        std::vector<at::Tensor> outs, seeds;
+        for (const Value *v : G.pieces) {
+            IValue iv = on_base(*this, v, probe, g);
+            if (!iv.isTensor() || !iv.toTensor().requires_grad()) continue;
+            outs.push_back(iv.toTensor());
+            seeds.push_back(at::zeros(outs.back().sizes(), outs.back().options().requires_grad(false)));
+        }
+        if (!outs.empty()) {
+            auto r = torch::autograd::grad(outs, {probe}, seeds, /*retain_graph=*/false, /*create_graph=*/false,
+                                           /*allow_unused=*/true);
+            if (!r.empty() && r[0].defined() && r[0].sizes() == leaf.sizes() &&
+                r[0].is_non_overlapping_and_dense())
+                strides = r[0].strides().vec();
+        }
+    } catch (const std::exception &) {
+        strides.clear(); // (contiguous, as before)
+    }
+    pieces_layout[g] = strides;
+    return strides;
+}
+
 void Runtime::assemble_pieces(int g) {
     Group &G = M.groups[g];
     Part &P = gs[g].p[0];
     bool any = false;
     for (const Value *v : G.pieces) any = any || piece_grad.count(v);
     if (!any) return; // no gradient reached any piece: as autograd, none
+    std::vector<int64_t> layout = pieces_grad_strides(g);
     at::NoGradGuard no_grad;
     at::Tensor whole = P.leaf.grad();
-    if (!whole.defined()) whole = at::zeros(P.leaf.sizes(), P.leaf.options().requires_grad(false));
+    if (!whole.defined())
+        whole = layout.empty() ? at::zeros(P.leaf.sizes(), P.leaf.options().requires_grad(false))
+                               : at::empty_strided(P.leaf.sizes(), layout, P.leaf.options().requires_grad(false)).zero_();
     else if (storage_shared(whole)) whole = whole.clone(at::MemoryFormat::Preserve); // not into another's (share_grad)
     else if (overlapping(whole)) whole = whole.clone(at::MemoryFormat::Contiguous); // expanded (keep_expanded_grad)
     // Later pieces first, as the engine runs their backward functions.

@@ -134,6 +134,28 @@ class CrossAttentionTwice(nn.Module):
         return z
 
 
+class FilterRows(nn.Module):
+    """A Hyena-style implicit filter: an MLP of positions times a learned
+    decay, h (L, 2D), viewed as k = h.transpose(0, 1).reshape(2, D, L) and read
+    as k[0] and k[1] by two steps.  The plain step's engine hands h's
+    producer the pieces' gradient in the transposed layout (the pieces'
+    SelectBackward make zeros of k's shape, then the views' backwards), and
+    the bias's gradient is a sum over rows in that layout."""
+
+    def __init__(self, D=8, L=16):
+        super().__init__()
+        self.m = nn.Linear(3, 2 * D)
+        self.a = nn.Parameter(torch.linspace(0.5, 4, 2 * D))
+        self.D, self.L = D, L
+
+    def forward(self, x):
+        t = torch.linspace(0, 1, self.L)[:, None]
+        h = self.m(torch.cat([t, torch.cos(t), torch.sin(t)], -1)) * torch.exp(-t * self.a.abs())
+        k = h.transpose(0, 1).reshape(2, self.D, self.L)
+        v = x * k[0]
+        return x * torch.tanh(v * k[1])
+
+
 class TestGradOrder(unittest.TestCase):
     def check_model(self, name, model, x, floor=True):
         torch.manual_seed(0)
@@ -185,6 +207,13 @@ class TestGradOrder(unittest.TestCase):
         # 1 KiB above the prediction there)
         torch.manual_seed(7)
         self.check_model("xattn", CrossAttentionTwice(), torch.randn(4, 32, 5))
+
+    def test_pieces_of_a_transposed_view(self):
+        # the pieces' assembled gradient in the plain step's layout (it was
+        # contiguous: the Linear's bias and the decay's gradients differed by
+        # 1e-6; unseen9's hyena by 1.5e-8)
+        torch.manual_seed(8)
+        self.check_model("filter_rows", FilterRows(), torch.randn(4, 8, 16))
 
     def test_triplet_margin_loss(self):
         torch.manual_seed(4)
