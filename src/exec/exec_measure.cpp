@@ -62,11 +62,13 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
     };
     if (roots.empty()) return;
     std::vector<at::Tensor> ref = once();
-    std::vector<int> who = fake;
-    if (self_fake) who.push_back(g);
-    std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
-    std::vector<at::Tensor> bufs;
-    for (int d : who)
+    // Each candidate poisoned alone: one that the count missed (a saved
+    // dependency) must not take the others with it (the `mse_loss(z,
+    // t.detach(), reduction="none")` output, which MseLossBackward0 never
+    // reads, was held to its backward with the target: keep-all 1.12 x plain).
+    auto poisoned_changes = [&](int d) {
+        std::vector<std::pair<c10::StorageImpl *, c10::DataPtr>> saved;
+        std::vector<at::Tensor> bufs;
         for (size_t k = 0; k < R.gs[d].p.size(); k++) {
             Part &P = R.gs[d].p[k];
             if (!P.leaf.defined() || !P.leaf.is_floating_point()) continue; // indices stay valid
@@ -78,20 +80,22 @@ static void poison_check(Model &M, Runtime &R, int g, Measure &me, const std::ve
             bufs.push_back(buf);
             saved.push_back({si, si->set_data_ptr(c10::DataPtr(buf.data_ptr(), si->device()))});
         }
-    std::vector<at::Tensor> got;
-    bool same = true;
-    try {
-        got = once();
-    } catch (const c10::Error &) {
-        same = false; // the backward failed on poisoned data: it reads it
-    }
-    for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
-    for (size_t i = 0; same && i < ref.size(); i++)
-        if (ref[i].defined() != got[i].defined() || (ref[i].defined() && !at::equal(ref[i], got[i]))) same = false;
-    if (!same) {
-        for (int d : fake) me.saved_deps.insert(d);
-        if (self_fake) me.saved_self = true;
-    }
+        if (saved.empty()) return false;
+        std::vector<at::Tensor> got;
+        bool same = true;
+        try {
+            got = once();
+        } catch (const c10::Error &) {
+            same = false; // the backward failed on poisoned data: it reads it
+        }
+        for (auto &p : saved) p.first->set_data_ptr(std::move(p.second));
+        for (size_t i = 0; same && i < ref.size(); i++)
+            if (ref[i].defined() != got[i].defined() || (ref[i].defined() && !at::equal(ref[i], got[i]))) same = false;
+        return !same;
+    };
+    for (int d : fake)
+        if (poisoned_changes(d)) me.saved_deps.insert(d);
+    if (self_fake && poisoned_changes(g)) me.saved_self = true;
     for (auto &l : in_leaves) l.mutable_grad() = at::Tensor();
 }
 
