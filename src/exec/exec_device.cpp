@@ -387,6 +387,14 @@ void select_device(Model &M, const char *device, int64_t memory_cap) {
     if (memory_cap < 0) fail(RK_EINPUT, "--memory-cap: expected a positive number of bytes");
     if (!device || strcmp(device, "cpu") == 0) {
         if (memory_cap > 0) fail(RK_EINPUT, "--memory-cap caps a CUDA device's memory: it needs --device cuda");
+        // On the CPU too: `index_put_(..., accumulate=True)` (the backward of
+        // `x[idx]` with repeated indices: a graph net's messages `h[row]`)
+        // adds with atomics on several threads unless deterministic
+        // algorithms are asked for, so the plain step itself differed from
+        // run to run (unseen9's graph_net: gcn.weight by 7e-9); with them it
+        // adds serially, in the plain step as in the schedule.  (A kernel
+        // without a deterministic variant only warns: nondeterministic_kernels.)
+        at::globalContext().setDeterministicAlgorithms(true, /*warn_only=*/true);
         return;
     }
     std::string d = device;
