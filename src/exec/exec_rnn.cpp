@@ -300,41 +300,226 @@ void rewrite(Model &M, const Plan &p) {
 
 } // namespace
 
+// The values of the graph's nodes up to `last` on the example inputs, without
+// autograd, leaving the generator and the module's buffers (BatchNorm
+// statistics) as they were (empty when the inputs do not match the graph's).
+static void pre_run(Model &M, const Node *last, std::unordered_map<const Value *, IValue> &env) {
+    at::NoGradGuard ng;
+    at::Tensor rng = rng_get(M.cuda);
+    std::vector<std::pair<at::Tensor, at::Tensor>> bufs;
+    for (const at::Tensor &b : M.module.buffers()) bufs.push_back({b, b.clone()});
+    auto ins = M.graph->inputs();
+    env[ins[0]] = M.module._ivalue();
+    for (size_t i = 1; i < ins.size() && i - 1 < M.inputs.size(); i++) env[ins[i]] = M.inputs[i - 1];
+    if (ins.size() - 1 == M.inputs.size()) {
+        for (Node *n : M.graph->nodes()) {
+            Stack st;
+            for (const Value *u : n->inputs()) st.push_back(env.at(u));
+            try {
+                run_node(M, n, st);
+            } catch (const c10::Error &err) {
+                fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " +
+                                    err.what_without_backtrace());
+            }
+            for (size_t i = 0; i < st.size() && i < n->outputs().size(); i++) env[n->output(i)] = st[i];
+            if (n == last) break;
+        }
+    }
+    rng_set(M.cuda, rng);
+    for (auto &b : bufs) b.first.copy_(b.second);
+}
+
+// ------------------------------------------------ nn.GRUCell / nn.LSTMCell
+// torch.jit.trace records a cell module's call as ATen's cell code (RNN.cpp,
+// GRUCell / LSTMCell::operator()): Linear projections, `unsafe_chunk` of the
+// gates and in-place ops (add_, sigmoid_, tanh_, mul_) on its pieces, which
+// autograd does not track as views of the gates (analyse() refuses in-place
+// ops on such pieces).  Where the graph is exactly that code, it becomes
+// gru_step / lstm_step above: the same kernels on the same strided pieces,
+// bit-equal values and gradients, as for aten::gru / aten::lstm layers.
+
+namespace {
+
+// The node using v, when v has exactly one use.
+Node *only_use(const Value *v) { return v->uses().size() == 1 ? v->uses()[0].user : nullptr; }
+
+bool is_int_const(const Value *v, int64_t want) {
+    auto x = torch::jit::toIValue(v);
+    return x && ((x->isInt() && x->toInt() == want) || (x->isDouble() && x->toDouble() == (double)want));
+}
+
+// v is piece k of `unsafe_chunk(src, n, 1)` unpacked by a ListUnpack (the
+// list read by nothing else): its chunk and unpack nodes.
+bool unsafe_piece(Value *v, int64_t n, size_t k, Node *&chunk, Node *&unpack) {
+    Node *u = v->node();
+    if (u->kind() != prim::ListUnpack || u->outputs().size() != (size_t)n || u->output(k) != v) return false;
+    Node *c = u->input(0)->node();
+    if (c->kind() != aten::unsafe_chunk || !is_int_const(c->input(1), n) || !is_int_const(c->input(2), 1) ||
+        only_use(c->output()) != u)
+        return false;
+    for (const Value *o : u->outputs())
+        if (o->uses().size() != 1) return false;
+    chunk = c;
+    unpack = u;
+    return true;
+}
+
+bool op_is(const Node *n, c10::Symbol k, const Value *a0, const Value *a1 = nullptr) {
+    return n && n->kind() == k && n->input(0) == a0 && (!a1 || (n->inputs().size() > 1 && n->input(1) == a1)) &&
+           (k != aten::add_ && k != aten::add && k != aten::sub ? true : is_int_const(n->input(2), 1));
+}
+
+// The tensor a chain of prim::GetAttr from the module yields (a parameter).
+bool attr_tensor(Model &M, const Value *v, at::Tensor &out) {
+    std::vector<std::string> names;
+    while (v != M.graph->inputs()[0]) {
+        const Node *n = v->node();
+        if (n->kind() != prim::GetAttr) return false;
+        names.push_back(n->s(c10::attr::name));
+        v = n->input(0);
+    }
+    IValue x = M.module._ivalue();
+    for (size_t i = names.size(); i-- > 0;) {
+        if (!x.isObject()) return false;
+        auto obj = x.toObject();
+        if (!obj->type()->hasAttribute(names[i])) return false;
+        x = obj->getAttr(names[i]);
+    }
+    if (!x.isTensor()) return false;
+    out = x.toTensor();
+    return true;
+}
+
+void destroy_all(std::initializer_list<Node *> ns) {
+    for (Node *n : ns) n->destroy();
+}
+
+// GRUCell::operator(): from the hidden projection's unsafe_chunk c2.
+bool rewrite_gru_cell(Model &M, Node *c2) {
+    Node *H = c2->input(0)->node();
+    if (H->kind() != aten::linear || only_use(H->output()) != c2 || !is_int_const(c2->input(1), 3) ||
+        !is_int_const(c2->input(2), 1))
+        return false;
+    Node *u2 = only_use(c2->output());
+    if (!u2 || u2->kind() != prim::ListUnpack || u2->outputs().size() != 3) return false;
+    Node *chunk2, *unpack2;
+    if (!unsafe_piece(u2->output(0), 3, 0, chunk2, unpack2)) return false;
+    Value *hx = H->input(0), *h_r = u2->output(0), *h_z = u2->output(1), *h_n = u2->output(2);
+    Node *A1 = only_use(h_r), *A2 = only_use(h_z), *M1 = only_use(h_n);
+    if (!op_is(A1, aten::add_, h_r) || !op_is(A2, aten::add_, h_z)) return false;
+    Node *c1, *u1, *c1b, *u1b, *c1c, *u1c;
+    if (!unsafe_piece(A1->input(1), 3, 0, c1, u1) || !unsafe_piece(A2->input(1), 3, 1, c1b, u1b) || c1b != c1)
+        return false;
+    Value *i_n = u1->output(2);
+    Node *S1 = only_use(A1->output()), *S2 = only_use(A2->output());
+    if (!op_is(S1, aten::sigmoid_, A1->output()) || !op_is(S2, aten::sigmoid_, A2->output())) return false;
+    if (!op_is(M1, aten::mul_, h_n, S1->output()) || only_use(S1->output()) != M1) return false;
+    Node *A3 = only_use(M1->output());
+    if (!op_is(A3, aten::add, i_n, M1->output()) || !unsafe_piece(i_n, 3, 2, c1c, u1c)) return false;
+    Node *T = only_use(A3->output());
+    if (!op_is(T, aten::tanh_, A3->output()) || T->output()->uses().size() != 2) return false;
+    Node *SUB = nullptr, *OUT = nullptr;
+    for (const auto &use : T->output()->uses())
+        if (use.user->kind() == aten::sub) SUB = use.user;
+        else OUT = use.user;
+    if (!op_is(SUB, aten::sub, hx, T->output())) return false;
+    Node *M2 = only_use(SUB->output());
+    if (!op_is(M2, aten::mul_, SUB->output(), S2->output()) || only_use(S2->output()) != M2) return false;
+    if (!op_is(OUT, aten::add_, M2->output(), T->output()) || only_use(M2->output()) != OUT) return false;
+    at::Tensor w_hh;
+    if (!attr_tensor(M, H->input(1), w_hh) || w_hh.dim() != 2 || w_hh.size(0) != 3 * w_hh.size(1)) return false;
+    auto &g = *M.graph;
+    Value *X = c1->input(0), *h = hx;
+    {
+        torch::jit::WithInsertPoint guard(OUT);
+        Emit e{g, OUT};
+        Weights w{nullptr, H->input(1), nullptr, H->input(2)};
+        gru_step(e, X, h, w, w_hh.size(1));
+    }
+    OUT->output()->replaceAllUsesWith(h);
+    destroy_all({OUT, M2, SUB, T, A3, M1, S2, A2, S1, A1, u2, c2, H, u1, c1});
+    return true;
+}
+
+// LSTMCell::operator(): from the gates' unsafe_chunk c.
+bool rewrite_lstm_cell(Model &M, Node *c) {
+    Node *G = c->input(0)->node();
+    if (G->kind() != aten::add_ || only_use(G->output()) != c || !is_int_const(G->input(2), 1)) return false;
+    Node *H = G->input(0)->node();
+    if (H->kind() != aten::linear || only_use(H->output()) != G) return false;
+    Node *u = only_use(c->output()), *chunk, *unpack;
+    if (!u || !unsafe_piece(u->output(0), 4, 0, chunk, unpack) || chunk != c) return false;
+    Node *S0 = only_use(u->output(0)), *S1 = only_use(u->output(1)), *T2 = only_use(u->output(2)),
+         *S3 = only_use(u->output(3));
+    if (!op_is(S0, aten::sigmoid_, u->output(0)) || !op_is(S1, aten::sigmoid_, u->output(1)) ||
+        !op_is(T2, aten::tanh_, u->output(2)) || !op_is(S3, aten::sigmoid_, u->output(3)))
+        return false;
+    Node *MIC = only_use(S0->output()), *MFC = only_use(S1->output()), *HOUT = only_use(S3->output());
+    if (!op_is(MIC, aten::mul, S0->output(), T2->output()) || only_use(T2->output()) != MIC) return false;
+    if (!MFC || MFC->kind() != aten::mul || MFC->input(0) != S1->output()) return false;
+    Node *CY = only_use(MFC->output());
+    if (!op_is(CY, aten::add_, MFC->output(), MIC->output()) || only_use(MIC->output()) != CY) return false;
+    if (!HOUT || HOUT->kind() != aten::mul || HOUT->input(0) != S3->output()) return false;
+    Node *TC = HOUT->input(1)->node();
+    if (!op_is(TC, aten::tanh, CY->output()) || only_use(TC->output()) != HOUT) return false;
+    at::Tensor w_hh;
+    if (!attr_tensor(M, H->input(1), w_hh) || w_hh.dim() != 2 || w_hh.size(0) != 4 * w_hh.size(1)) return false;
+    auto &g = *M.graph;
+    Value *X = G->input(1), *h = H->input(0), *cc = MFC->input(1);
+    {
+        torch::jit::WithInsertPoint guard(CY);
+        Emit e{g, CY};
+        Weights w{nullptr, H->input(1), nullptr, H->input(2)};
+        lstm_step(e, X, h, cc, w);
+    }
+    HOUT->output()->replaceAllUsesWith(h);
+    CY->output()->replaceAllUsesWith(cc);
+    destroy_all({HOUT, TC, CY, MFC, MIC, S3, T2, S1, S0, u, c, G, H});
+    return true;
+}
+
+} // namespace
+
+static void expand_rnn_cells(Model &M) {
+    std::vector<Node *> chunks;
+    for (Node *n : M.graph->nodes())
+        if (n->kind() == aten::unsafe_chunk) chunks.push_back(n);
+    // (each rewrite destroys only nodes of its own cell, the chunks it matched among them)
+    std::set<Node *> gone;
+    for (Node *c : chunks) {
+        if (gone.count(c)) continue;
+        Node *c1 = nullptr;
+        if (is_int_const(c->input(1), 3)) {
+            // the input projection's chunk is matched from the hidden one's
+            Node *u = only_use(c->output());
+            if (u && u->kind() == prim::ListUnpack && u->outputs().size() == 3 && only_use(u->output(0)) &&
+                only_use(u->output(0))->inputs().size() > 1) {
+                Node *x = only_use(u->output(0))->input(1)->node();
+                if (x->kind() == prim::ListUnpack) c1 = x->input(0)->node();
+            }
+            if (rewrite_gru_cell(M, c)) {
+                M.st.rnn_cells++;
+                gone.insert(c);
+                if (c1) gone.insert(c1);
+            }
+        } else if (is_int_const(c->input(1), 4) && rewrite_lstm_cell(M, c)) {
+            M.st.rnn_cells++;
+            gone.insert(c);
+        }
+    }
+}
+
 void expand_rnns(Model &M) {
+    expand_rnn_cells(M);
     std::vector<Node *> rnns;
     Cell cell;
     for (Node *n : M.graph->nodes())
         if (rnn_kind(n, cell)) rnns.push_back(n);
     if (rnns.empty()) return;
     // The sequence length and dtype come from the values: run the graph up
-    // to the last RNN node once, without autograd, leaving the generator and
-    // the module's buffers (BatchNorm statistics) as they were.
+    // to the last RNN node once.
     std::unordered_map<const Value *, IValue> env;
-    {
-        at::NoGradGuard ng;
-        at::Tensor rng = rng_get(M.cuda);
-        std::vector<std::pair<at::Tensor, at::Tensor>> bufs;
-        for (const at::Tensor &b : M.module.buffers()) bufs.push_back({b, b.clone()});
-        auto ins = M.graph->inputs();
-        env[ins[0]] = M.module._ivalue();
-        for (size_t i = 1; i < ins.size() && i - 1 < M.inputs.size(); i++) env[ins[i]] = M.inputs[i - 1];
-        if (ins.size() - 1 == M.inputs.size()) {
-            for (Node *n : M.graph->nodes()) {
-                Stack st;
-                for (const Value *u : n->inputs()) st.push_back(env.at(u));
-                try {
-                    run_node(M, n, st);
-                } catch (const c10::Error &err) {
-                    fail(RK_EINPUT, "running " + where(n) + " on the example inputs failed: " +
-                                        err.what_without_backtrace());
-                }
-                for (size_t i = 0; i < st.size() && i < n->outputs().size(); i++) env[n->output(i)] = st[i];
-                if (n == rnns.back()) break;
-            }
-        }
-        rng_set(M.cuda, rng);
-        for (auto &b : bufs) b.first.copy_(b.second);
-    }
+    pre_run(M, rnns.back(), env);
     std::vector<Plan> todo;
     for (Node *n : rnns) {
         Plan p{}; // zeroed; n and cell here, the rest by rnn_kind() and check()

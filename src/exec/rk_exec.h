@@ -68,6 +68,8 @@ typedef struct {
     int rnn_steps;               /* of which time steps (per node: the sequence length) */
     int rnn_layered;             /* such nodes split into their layers only (float32 LSTM on CPU: oneDNN) */
     int rnn_kept;                /* such nodes kept whole */
+    int rnn_cells;               /* nn.GRUCell / nn.LSTMCell calls (ATen's cell code: in-place ops on
+                                    unsafe_chunk pieces) rewritten into out-of-place steps */
     char rnn_warning[640];       /* "" or the first node layered or kept, and why its time steps cannot be
                                     separated bit-exactly */
     int split_bwd;               /* backward nodes (of the classes' CD-graphs) split in two parts */

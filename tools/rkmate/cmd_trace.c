@@ -20,13 +20,14 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
                 "\"nodes_inlined\": %d, \"nodes_ops\": %d, \"nodes_dynamic\": %d, \"nodes_simplified\": %d, \"views\": %d, "
                 "\"inplace\": %d, \"sizes\": %d, \"static\": %d, \"cheap\": %d, \"blocks\": %d, \"classes\": %d, "
                 "\"forward_equal\": %s, \"max_forward_diff\": %.17g, \"plain_peak\": %lld, \"seconds\": %.3f, "
-                "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"split_bwd\": %d, "
+                "\"rnn_expanded\": %d, \"rnn_steps\": %d, \"rnn_layered\": %d, \"rnn_kept\": %d, \"rnn_cells\": %d, \"split_bwd\": %d, "
                 "\"split_bwd_unequal\": %d, \"analysis_peak\": %lld, \"functionalized\": %d, \"rnn_warning\": ",
                 st->nodes_inlined, st->nodes_ops, st->nodes_dynamic, st->nodes_simplified, st->n_views, st->n_inplace,
                 st->n_sizes, st->n_static, st->n_cheap, st->n_blocks, st->n_classes,
                 st->forward_equal < 0 ? "null" : st->forward_equal ? "true" : "false",
                 st->max_forward_diff, (long long)plain_peak, st->seconds, st->rnn_expanded, st->rnn_steps,
-                st->rnn_layered, st->rnn_kept, st->split_bwd, st->split_bwd_unequal, (long long)st->analysis_peak,
+                st->rnn_layered, st->rnn_kept, st->rnn_cells, st->split_bwd, st->split_bwd_unequal,
+                (long long)st->analysis_peak,
                 st->n_functionalized);
         if (st->rnn_warning[0]) solve_cli_json_str(f, st->rnn_warning);
         else fputs("null", f);
@@ -46,6 +47,8 @@ static void print_trace_stats(FILE *f, const rk_trace_stats *st, const rk_chain 
         if (st->rnn_expanded)
             fprintf(f, "RNN layers expanded into their time steps: %d node(s), %d steps\n", st->rnn_expanded,
                     st->rnn_steps);
+        if (st->rnn_cells)
+            fprintf(f, "RNN cells (nn.GRUCell, nn.LSTMCell) rewritten out of place: %d call(s)\n", st->rnn_cells);
         if (st->split_bwd)
             fprintf(f, "backward split in two (weight part, input part): %d node(s)\n", st->split_bwd);
         if (st->n_functionalized)
