@@ -2,7 +2,8 @@
 environment, as meson passes it), rk(), which runs it and checks the exit
 status when asked, and the solves several tests make of a chain: its smallest
 rockmate budget and the schedules keep-all, recompute-all and rockmate there;
-check_peak(), the measured peak against the prediction."""
+check_peak(), the measured peak against the prediction; check_runs_equal(),
+those schedules run against the plain step."""
 import json
 import os
 import subprocess
@@ -60,3 +61,24 @@ def check_trains_as_plain(tc, path, rkg, rks):
         out[what[0]] = json.loads(p.stdout.splitlines()[-1])
     tc.assertEqual(out["--plain"]["params_hash"], out[rks]["params_hash"])
     tc.assertEqual(out["--plain"]["buffers_hash"], out[rks]["buffers_hash"])
+
+
+def check_runs_equal(tc, name, path, rkg, inputs, rks_list, peak=None):
+    """`run --check --iters 2` of each schedule (the first is keep-all): output
+    and gradients equal to the plain step's bit for bit, the measured peak
+    checked by peak(r, what) (default check_peak), and keep-all no higher
+    than the plain step."""
+    for i, rks in enumerate(rks_list):
+        p = rk("run", path, rks, "--chain", rkg, "--input-file", inputs, "--check", "--json", "--iters", "2",
+               check=0)
+        r = json.loads(p.stdout)
+        what = f"{name} {os.path.basename(rks)}"
+        tc.assertTrue(r["output_equal"], (what, r))
+        tc.assertEqual(r["grads_differing"], 0, (what, r["grads_differing_names"]))
+        tc.assertTrue(r["grads_equal"], (what, r))
+        if peak:
+            peak(r, what)
+        else:
+            check_peak(tc, r, what=what)
+        if i == 0:
+            tc.assertLessEqual(r["measured_peak"], r["baseline_peak"], (what, r))

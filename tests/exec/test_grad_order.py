@@ -23,7 +23,7 @@ import unittest
 
 import torch
 
-from rk_cli import check_peak, check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
+from rk_cli import check_runs_equal, check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-gorder-")
 nn = torch.nn
@@ -184,17 +184,7 @@ class TestGradOrder(unittest.TestCase):
         torch.save([x], inputs)
         rk("trace", path, "--input-file", inputs, "-o", rkg, "--quiet", "--runs", "1", check=0)
         keep, *others = schedules(rkg)
-        for rks in [keep] + (others if floor else others[:1]):
-            p = rk("run", path, rks, "--chain", rkg, "--input-file", inputs, "--check", "--json", "--iters", "2",
-                   check=0)
-            r = json.loads(p.stdout)
-            what = f"{name} {os.path.basename(rks)}"
-            self.assertTrue(r["output_equal"], (what, r))
-            self.assertEqual(r["grads_differing"], 0, (what, r["grads_differing_names"]))
-            self.assertTrue(r["grads_equal"], (what, r))
-            check_peak(self, r, what=what)
-            if rks == keep:
-                self.assertLessEqual(r["measured_peak"], r["baseline_peak"], (what, r))
+        check_runs_equal(self, name, path, rkg, inputs, [keep] + (others if floor else others[:1]))
         check_trains_as_plain(self, path, rkg, keep)
 
     def test_rms_norm_residual(self):

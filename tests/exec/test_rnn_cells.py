@@ -21,7 +21,7 @@ import unittest
 
 import torch
 
-from rk_cli import check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
+from rk_cli import check_runs_equal, check_trains_as_plain, rk, schedules  # tests/exec/rk_cli.py
 
 TMP = tempfile.mkdtemp(prefix="rkmate-cells-")
 nn = torch.nn
@@ -64,24 +64,18 @@ class TestRnnCells(unittest.TestCase):
         self.assertEqual(st["rnn_cells"], steps, st)
         self.assertTrue(st["forward_equal"], st)
         keep, *others = schedules(rkg)
-        for rks in [keep] + others:
-            p = rk("run", path, rks, "--chain", rkg, "--input-file", inputs, "--check", "--json", "--iters", "2",
-                   check=0)
-            r = json.loads(p.stdout)
-            what = f"{name} {os.path.basename(rks)}"
-            self.assertTrue(r["output_equal"], (what, r))
-            self.assertEqual(r["grads_differing"], 0, (what, r["grads_differing_names"]))
-            self.assertTrue(r["grads_equal"], (what, r))
+
+        def peak(r, what):
             # never above the prediction; below it by up to the shared
             # gradients and one weight gradient: the readers of a weight in one
             # block are each counted as adding a temporary to its .grad, where
-            # the first one's becomes .grad (the cell's six steps)
+            # the first one's becomes .grad (the cell's steps)
             self.assertLessEqual(r["measured_peak"], r["predicted_peak"] + 64, (what, r))
             w_grad = 8 * 4 * 32 * (32 + 1)  # (float64 LSTM's weight_hh and bias_hh)
             self.assertGreaterEqual(r["measured_peak"], r["predicted_peak"] - 64 - r["shared_grad_bytes"] - w_grad,
                                     (what, r))
-            if rks == keep:
-                self.assertLessEqual(r["measured_peak"], r["baseline_peak"], (what, r))
+
+        check_runs_equal(self, name, path, rkg, inputs, [keep] + others, peak)
         check_trains_as_plain(self, path, rkg, keep)
 
     def test_gru_cell(self):
