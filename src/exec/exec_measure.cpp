@@ -328,8 +328,29 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         owners_of(M, u, own);
                         std::vector<at::Tensor> ts;
                         tensors_in(v, ts);
-                        for (auto &t : ts)
-                            for (int ow : own) snaps.push_back({t, 0, 0, ow});
+                        // A tensor of a value read from several groups' data (an
+                        // item of broadcast_tensors: Normal(loc, scale)'s scale,
+                        // an expand of the std, whose view the analysis gives the
+                        // mean as owner) is a read of the group whose bytes it
+                        // holds: saved, it must not make the others real (ppo
+                        // held the mean to the log and pow backwards of the std).
+                        std::vector<int> cand = own;
+                        {
+                            std::set<int> real, shape;
+                            collect_deps(M, u, real, shape, false);
+                            for (int d : real)
+                                if (std::find(cand.begin(), cand.end(), d) == cand.end()) cand.push_back(d);
+                        }
+                        for (auto &t : ts) {
+                            std::vector<int> hold;
+                            if (cand.size() > 1 && t.has_storage())
+                                for (int ow : cand)
+                                    for (const Part &P : R.gs[ow].p)
+                                        if (P.canon && P.canon.unsafeGetStorageImpl() ==
+                                                           t.storage().unsafeGetStorageImpl())
+                                            hold.push_back(ow);
+                            for (int ow : hold.empty() ? own : hold) snaps.push_back({t, 0, 0, ow});
+                        }
                     }
                     for (const Value *x : n->outputs()) local.insert(x);
                 }

@@ -637,6 +637,25 @@ class CommitmentLoss(nn.Module):
         return self.o(z + (q - z).detach()).mean([1, 2]) + 0.25 * commit
 
 
+class NormalPolicy(nn.Module):
+    """A Gaussian policy head: torch.distributions.Normal(mean, std) with std =
+    exp(log_std.expand_as(mean)).  Normal broadcasts (loc, scale) with
+    broadcast_tensors, whose items the analysis gives the first input's
+    owner: the scale (an expand of std) was taken for a read of the mean, and
+    its log and pow saved it, so the mean was held to their backwards (PPO:
+    keep-all 1.002 x the plain step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.t, self.m = nn.Linear(8, 64), nn.Linear(64, 2)
+        self.log_std = nn.Parameter(torch.zeros(1, 2))
+
+    def forward(self, x):
+        mean = self.m(torch.tanh(self.t(x)))
+        normal = torch.distributions.Normal(mean, torch.exp(self.log_std.expand_as(mean)), validate_args=False)
+        return normal.log_prob(x[:, :2]).sum(1) + normal.entropy().sum(1)
+
+
 class DuplicatedStream(nn.Module):
     """Reformer's `cat([x, x])` (and a `stack` of one tensor twice): one node
     reading one dependency twice."""
@@ -1022,6 +1041,16 @@ class TestKeepLePlainPieces(unittest.TestCase):
         (b,) = [n for k, n in nodes.items() if k.startswith("b") and k.endswith("_mse_loss")]
         own = "d" + b["name"][1:]
         self.assertIn({"data": own, "kind": "fake"}, b["uses"], b)
+
+    def test_broadcast_item_is_a_read_of_its_own_input(self):
+        torch.manual_seed(30)
+        self.check("normal", None, x=torch.randn(1024, 8), model=NormalPolicy(), piece=None)
+        with open(os.path.join(TMP, "normal.rkg")) as f:
+            nodes = [n for c in json.load(f)["classes"] for n in c["compute"]]
+        readers = [n for n in nodes if n["name"].startswith("b") and n["name"].endswith(("_pow", "_log"))]
+        self.assertTrue(readers)
+        for n in readers:  # the scale's readers read the std, not the mean (a Linear's output)
+            self.assertFalse([u for u in n["uses"] if isinstance(u, str) and u.endswith("_linear")], n)
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on
