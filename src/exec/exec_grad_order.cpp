@@ -93,6 +93,19 @@ struct SeedGrad : torch::autograd::Node {
         return out;
     }
 };
+
+// Appends to roots / grads a root whose backward is a SeedGrad handing g to edge.
+void push_seed_root(std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, at::Tensor g,
+                    torch::autograd::Edge edge, const at::TensorOptions &options) {
+    auto fn = std::make_shared<SeedGrad>();
+    fn->g = std::move(g);
+    fn->add_next_edge(std::move(edge));
+    at::Tensor root = at::empty({0}, options.requires_grad(false));
+    uint32_t nr = fn->add_input_metadata(root);
+    torch::autograd::impl::set_gradient_edge(root, {std::move(fn), nr});
+    roots.push_back(root);
+    grads.push_back(at::empty({0}, root.options()));
+}
 } // namespace
 
 size_t Runtime::seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
@@ -111,18 +124,12 @@ size_t Runtime::seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::
         seeds.push_back(leaf);
     }
     for (at::Tensor &leaf : seeds) {
-        auto fn = std::make_shared<SeedGrad>();
         // A parameter's gradient so far is not .grad from now on (the measured
         // peak counts it until the sum is .grad again).
         if (ActivationPeak::current) ActivationPeak::current->grad_taken(leaf);
-        fn->g = leaf.grad();
+        at::Tensor g = leaf.grad();
         leaf.mutable_grad() = at::Tensor();
-        fn->add_next_edge(torch::autograd::impl::gradient_edge(leaf));
-        at::Tensor root = at::empty({0}, leaf.options().requires_grad(false));
-        uint32_t nr = fn->add_input_metadata(root);
-        torch::autograd::impl::set_gradient_edge(root, {std::move(fn), nr});
-        roots.push_back(root);
-        grads.push_back(at::empty({0}, root.options()));
+        push_seed_root(roots, grads, std::move(g), torch::autograd::impl::gradient_edge(leaf), leaf.options());
     }
     return seeds.size();
 }
@@ -131,16 +138,11 @@ size_t Runtime::seed_leaf_grads(std::vector<at::Tensor> &roots, std::vector<at::
 
 namespace {
 
-const Value *resolved(Model &M, const Value *v) {
-    while (M.vi.at(v).alias) v = M.vi.at(v).alias;
-    return v;
-}
-
 // The values through which group c's program reads group d's data (its
 // Data value, views of it), and whether through a list or tuple (Cheap).
 void reads_of(Model &M, const Value *u, int d, std::set<const Value *> &via, std::set<const Value *> &in_list,
               bool listed) {
-    u = resolved(M, u);
+    u = resolve_alias(M, u);
     const VInfo &I = M.vi.at(u);
     if (I.kind == VK::Cheap) {
         for (const Value *x : I.def->inputs()) reads_of(M, x, d, via, in_list, true);
@@ -168,7 +170,7 @@ void find_view_sums(Model &M) {
     std::set<const Value *> sources;
     for (const auto &kv : M.vi)
         if (kv.second.kind == VK::View && kv.second.def && kv.second.src >= 0 && !kv.second.alias)
-            sources.insert(resolved(M, kv.second.def->input(kv.second.src)));
+            sources.insert(resolve_alias(M, kv.second.def->input(kv.second.src)));
     for (int d : M.order) {
         Group &D = M.groups[d];
         if (!D.has_grad || D.input_index >= 0 || D.outs.size() != 1 || !D.pieces.empty() || D.stack_reader >= 0 ||
@@ -260,14 +262,7 @@ size_t Runtime::seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vecto
         if (!sum.defined()) continue;
         at::Tensor v = materialize(S.v).toTensor();
         if (!v.grad_fn()) continue; // (no gradient flows through it this step)
-        auto fn = std::make_shared<SeedGrad>();
-        fn->g = std::move(sum);
-        fn->add_next_edge(torch::autograd::Edge(v.grad_fn(), v.output_nr()));
-        at::Tensor root = at::empty({0}, v.options().requires_grad(false));
-        uint32_t nr = fn->add_input_metadata(root);
-        torch::autograd::impl::set_gradient_edge(root, {std::move(fn), nr});
-        roots.push_back(root);
-        grads.push_back(at::empty({0}, root.options()));
+        push_seed_root(roots, grads, std::move(sum), torch::autograd::Edge(v.grad_fn(), v.output_nr()), v.options());
         n++;
     }
     return n;

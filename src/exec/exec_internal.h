@@ -510,6 +510,14 @@ struct Runtime {
     size_t seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool traced,
                           int64_t *traced_bytes = nullptr);
     void forget_vsum_grad(int k);
+    // Both, for group g's backward (view sums unless view_sums is false: a
+    // split backward's weight part): how many roots were appended.
+    size_t seed_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
+                      const std::vector<at::Tensor> &inputs, bool view_sums, bool traced,
+                      int64_t *traced_bytes = nullptr) {
+        size_t n = seed_leaf_grads(roots, grads, inputs);
+        return view_sums ? n + seed_view_sums(g, roots, grads, traced, traced_bytes) : n;
+    }
     // The hooks of a leaf that takes gradients (exec_runtime.cpp).
     void hook_leaf(Part &T, const Group *G);
     explicit Runtime(Model &m);
@@ -638,6 +646,8 @@ struct BlockStaticSum {
     int64_t bytes = 0;
 };
 std::vector<BlockStaticSum> block_static_sums(Model &M, int b);
+// v, or the value it stands for (VInfo::alias), followed to the end (exec_pieces.cpp).
+const Value *resolve_alias(Model &M, const Value *v);
 // The bytes of v, a view of group d's data (-1: unknown; exec_pieces.cpp).
 int64_t bytes_of(Model &M, const Value *v, int d);
 

@@ -550,12 +550,11 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             };
                         // (leaves this backward reaches twice get their gradient so
                         // far as a root's, as in a step: exec_grad_order.cpp)
-                        size_t seeds = R.seed_leaf_grads(roots, grs, inputs);
                         // (a view sum's last reader: the others' sum, zeros, handed to the
                         // view's backward first; the chain counts it live through the
                         // node, so its bytes, made here, are not overhead)
                         int64_t vsum_bytes = 0;
-                        if (!weight_part) seeds += R.seed_view_sums(g, roots, grs, true, &vsum_bytes);
+                        size_t seeds = R.seed_roots(g, roots, grs, inputs, !weight_part, true, &vsum_bytes);
                         double a = A.now();
                         int64_t freed = Runtime::backward_consuming(roots, grs, split, 0, inputs, whole, true, seeds);
                         freed += vsum_bytes;
@@ -639,9 +638,8 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                             ap.boundary();
                             ap.bias = -(int64_t)S.p[0].canon.nbytes();
                         };
-                    size_t seeds = R.seed_leaf_grads(roots, grs, {});
                     int64_t vsum_bytes = 0;
-                    seeds += R.seed_view_sums(g, roots, grs, true, &vsum_bytes);
+                    size_t seeds = R.seed_roots(g, roots, grs, {}, true, true, &vsum_bytes);
                     int64_t freed =
                         Runtime::backward_consuming(roots, grs, split, 0, {}, true, /*retain=*/false, seeds);
                     freed += vsum_bytes;

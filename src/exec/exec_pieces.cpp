@@ -32,6 +32,11 @@
 
 namespace rkx {
 
+const Value *resolve_alias(Model &M, const Value *v) {
+    while (M.vi.at(v).alias) v = M.vi.at(v).alias;
+    return v;
+}
+
 namespace {
 
 // `select`, and the items of a `split` / `chunk` / `unbind` list (a
@@ -45,16 +50,11 @@ bool piece_op(const Node *n) {
     return n->kind() == aten::select || lists.count(n->kind().toQualString()) > 0;
 }
 
-const Value *resolve(Model &M, const Value *v) {
-    while (M.vi.at(v).alias) v = M.vi.at(v).alias;
-    return v;
-}
-
 // v (a view of group d's data) replayed on `base` instead of the data, with
 // constant arguments only (else false).  On a meta tensor: v's shape, without
 // the analysis run's values (run and train drop them).
 bool replay(Model &M, const Value *v, const IValue &base, int d, IValue &out) {
-    v = resolve(M, v);
+    v = resolve_alias(M, v);
     const VInfo &I = M.vi.at(v);
     if (I.kind == VK::Data && I.owner == d) {
         out = base;
@@ -107,12 +107,12 @@ bool is_piece(Model &M, const Value *v, int d) {
     const Node *def = I.def;
     bool piece = piece_op(def);
     if (!piece && (def->kind() == prim::ListUnpack || def->kind() == prim::TupleUnpack) && I.src >= 0) {
-        const VInfo &L = M.vi.at(resolve(M, def->input(I.src)));
+        const VInfo &L = M.vi.at(resolve_alias(M, def->input(I.src)));
         piece = L.kind == VK::View && L.def && piece_op(L.def);
     }
     if (!piece) return false;
     if (def->kind() == aten::select && I.src >= 0) {
-        const VInfo &S = M.vi.at(resolve(M, def->input(I.src)));
+        const VInfo &S = M.vi.at(resolve_alias(M, def->input(I.src)));
         if (S.kind == VK::Data && S.owner == d) return false;
     }
     int64_t n = bytes_of(M, v, d);
@@ -122,7 +122,7 @@ bool is_piece(Model &M, const Value *v, int d) {
 // Group c's read of value v: false if it reads d's data other than through
 // pieces; the pieces it reads are added to `out`.
 bool read_through_pieces(Model &M, const Value *v, int d, std::set<const Value *> &out) {
-    v = resolve(M, v);
+    v = resolve_alias(M, v);
     const VInfo &I = M.vi.at(v);
     switch (I.kind) {
     case VK::Static: return true;
@@ -141,7 +141,7 @@ bool read_through_pieces(Model &M, const Value *v, int d, std::set<const Value *
             }
             const VInfo &P = M.vi.at(p);
             if (P.kind != VK::View || P.src < 0) return false;
-            p = resolve(M, P.def->input(P.src));
+            p = resolve_alias(M, P.def->input(P.src));
         }
     }
     }
@@ -207,8 +207,8 @@ void find_stack_inputs(Model &M) {
         if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1) continue;
         const bool cat = S.main->kind() == aten::cat;
         if (!cat && S.main->kind() != aten::stack) continue;
-        const VInfo &DI = M.vi.at(resolve(M, S.main->input(1)));
-        const VInfo &LI = M.vi.at(resolve(M, S.main->input(0)));
+        const VInfo &DI = M.vi.at(resolve_alias(M, S.main->input(1)));
+        const VInfo &LI = M.vi.at(resolve_alias(M, S.main->input(0)));
         if (DI.kind != VK::Static || !DI.sval.isInt() || LI.kind != VK::Cheap || !LI.def ||
             LI.def->kind() != prim::ListConstruct)
             continue;
@@ -216,7 +216,7 @@ void find_stack_inputs(Model &M) {
         if (dim < 0) dim += rank;
         if (dim <= 0 || dim >= rank) continue; // along dim 0 the pieces are dense: a leaf takes them as they are
         std::vector<const Value *> items;
-        for (const Value *u : LI.def->inputs()) items.push_back(resolve(M, u));
+        for (const Value *u : LI.def->inputs()) items.push_back(resolve_alias(M, u));
         // A cat's pieces: each item's offset and length along the dim (all
         // items Data of that rank; otherwise, e.g. an empty tensor skipped
         // by cat, the cat is left alone).
@@ -276,13 +276,13 @@ static void find_sum_inputs(Model &M) {
         if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1 || S.main->kind() != aten::sum ||
             S.main->inputs().size() != 4 || S.stack_reader >= 0 || !S.pieces.empty() || s == M.out_group)
             continue; // (the model's output: a sum loss's gradient is already an expand, sum_grad_to_leaf)
-        const VInfo &DI = M.vi.at(resolve(M, S.main->input(1)));
-        const VInfo &KI = M.vi.at(resolve(M, S.main->input(2)));
-        const VInfo &TI = M.vi.at(resolve(M, S.main->input(3)));
+        const VInfo &DI = M.vi.at(resolve_alias(M, S.main->input(1)));
+        const VInfo &KI = M.vi.at(resolve_alias(M, S.main->input(2)));
+        const VInfo &TI = M.vi.at(resolve_alias(M, S.main->input(3)));
         if (DI.kind != VK::Static || !DI.sval.isIntList() || KI.kind != VK::Static || !KI.sval.isBool() ||
             TI.kind != VK::Static || !TI.sval.isNone())
             continue;
-        const VInfo &I = M.vi.at(resolve(M, S.main->input(0)));
+        const VInfo &I = M.vi.at(resolve_alias(M, S.main->input(0)));
         if (I.kind != VK::Data || I.part != 0 || I.owner == s) continue;
         Group &E = M.groups[I.owner];
         if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.consumers.size() != 1 ||
@@ -414,7 +414,7 @@ namespace {
 // v's chain of views applied to `base` instead of group d's data.
 IValue on_base(Runtime &R, const Value *v, const at::Tensor &base, int d) {
     Model &M = R.M;
-    v = resolve(M, v);
+    v = resolve_alias(M, v);
     const VInfo &I = M.vi.at(v);
     if (I.kind == VK::Data && I.owner == d) return base;
     if (I.kind != VK::View) return R.materialize(v);

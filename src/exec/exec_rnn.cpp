@@ -394,8 +394,9 @@ void destroy_all(std::initializer_list<Node *> ns) {
     for (Node *n : ns) n->destroy();
 }
 
-// GRUCell::operator(): from the hidden projection's unsafe_chunk c2.
-bool rewrite_gru_cell(Model &M, Node *c2) {
+// GRUCell::operator(): from the hidden projection's unsafe_chunk c2; *gone:
+// the input projection's chunk, destroyed with the cell.
+bool rewrite_gru_cell(Model &M, Node *c2, Node **gone) {
     Node *H = c2->input(0)->node();
     if (H->kind() != aten::linear || only_use(H->output()) != c2 || !is_int_const(c2->input(1), 3) ||
         !is_int_const(c2->input(2), 1))
@@ -438,6 +439,7 @@ bool rewrite_gru_cell(Model &M, Node *c2) {
     }
     OUT->output()->replaceAllUsesWith(h);
     destroy_all({OUT, M2, SUB, T, A3, M1, S2, A2, S1, A1, u2, c2, H, u1, c1});
+    *gone = c1;
     return true;
 }
 
@@ -484,28 +486,14 @@ static void expand_rnn_cells(Model &M) {
     std::vector<Node *> chunks;
     for (Node *n : M.graph->nodes())
         if (n->kind() == aten::unsafe_chunk) chunks.push_back(n);
-    // (each rewrite destroys only nodes of its own cell, the chunks it matched among them)
-    std::set<Node *> gone;
+    std::set<Node *> gone; // (a GRU cell's input chunk, destroyed with it, may come later in the list)
     for (Node *c : chunks) {
         if (gone.count(c)) continue;
         Node *c1 = nullptr;
-        if (is_int_const(c->input(1), 3)) {
-            // the input projection's chunk is matched from the hidden one's
-            Node *u = only_use(c->output());
-            if (u && u->kind() == prim::ListUnpack && u->outputs().size() == 3 && only_use(u->output(0)) &&
-                only_use(u->output(0))->inputs().size() > 1) {
-                Node *x = only_use(u->output(0))->input(1)->node();
-                if (x->kind() == prim::ListUnpack) c1 = x->input(0)->node();
-            }
-            if (rewrite_gru_cell(M, c)) {
-                M.st.rnn_cells++;
-                gone.insert(c);
-                if (c1) gone.insert(c1);
-            }
-        } else if (is_int_const(c->input(1), 4) && rewrite_lstm_cell(M, c)) {
+        if ((is_int_const(c->input(1), 3) && rewrite_gru_cell(M, c, &c1)) ||
+            (is_int_const(c->input(1), 4) && rewrite_lstm_cell(M, c)))
             M.st.rnn_cells++;
-            gone.insert(c);
-        }
+        if (c1) gone.insert(c1);
     }
 }
 

@@ -869,8 +869,7 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // The whole backward frees each function's saved tensors once it has run,
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
-    size_t seeds = seed_leaf_grads(roots, grads, inputs);
-    if (part != BWD_WEIGHT) seeds += seed_view_sums(g, roots, grads, false);
+    size_t seeds = seed_roots(g, roots, grads, inputs, part != BWD_WEIGHT, false);
     backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL && !last, seeds);
     if (part != BWD_WEIGHT) settle_dup_aliases(g);
     // Its gradient has no D-node of its own (its pieces' do): gone with them.
