@@ -13,6 +13,8 @@ torch.export.save, .pt2), and the rules for bad input.
 Run by tests/exec/run_exec_tests.sh with the Python whose torch rkmate was
 built against (the project's .venv: models are saved by the torch that loads
 them); skipped (exit 77) when rkmate-torch is not built."""
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -674,6 +676,50 @@ class TestBadInput(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertNotIn("Traceback", p.stderr)
         return p.stderr
+
+    def test_export_refuses_custom_backward_and_hooks(self):
+        # torch.export inlines a custom autograd.Function's forward and drops
+        # its backward (a gradient reversal layer trained with its sign
+        # flipped, unseen11's dann_grl); torch.jit.trace and torch.export both
+        # drop a tensor's gradient hook: tools/models/common.export refuses both
+        import argparse
+
+        import torch
+        sys.path.insert(0, MODELS)
+        import common
+
+        class Reverse(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.view_as(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                return -g
+
+        class Head(torch.nn.Module):
+            def __init__(self, how):
+                super().__init__()
+                self.how, self.f, self.d = how, torch.nn.Linear(8, 8), torch.nn.Linear(8, 1)
+
+            def forward(self, x):
+                h = torch.relu(self.f(x))
+                if self.how == "function":
+                    h = Reverse.apply(h)
+                else:
+                    h = h * 1.0
+                    h.register_hook(lambda g: -g)
+                return self.d(h).pow(2).mean()
+
+        for how, said in (("function", "torch.autograd.Function"), ("hook", "Tensor.register_hook")):
+            out = os.path.join(TMP, "lost_" + how + ".pt")
+            args = argparse.Namespace(out=out, dtype="float32", seed=0, threads=None, pt2=False, no_check=True)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                common.export(Head(how), [torch.randn(4, 8)], args, "lost_" + how, {})
+            self.assertEqual(e.exception.code, 1, err.getvalue())
+            self.assertIn(said, err.getvalue())
+            self.assertFalse(os.path.exists(out))
 
     def test_control_flow_named(self):
         def forward(self, x):

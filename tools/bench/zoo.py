@@ -19,6 +19,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -103,6 +104,15 @@ class Zoo:
         a, b = mode(rk), mode(plain)
         return a[0] == b[0], a[1] == b[1], {"schedule": len(set(rk)), "plain": len(set(plain)), "runs": len(rk)}
 
+    @staticmethod
+    def error_line(text):
+        """The line of a failed command's stderr that says what went wrong: the last
+        `...Error: ...` line (a traceback may end with frames after it, as
+        torch.jit.save's does), else the last line."""
+        lines = [x.strip() for x in text.strip().splitlines() if x.strip()]
+        said = [x for x in lines if re.search(r"(Error|Exception|error)\b:", x)]
+        return (said or lines or ["(no message)"])[-1]
+
     def model(self, name):
         a = self.a
         d = os.path.join(a.out, name)
@@ -114,7 +124,7 @@ class Zoo:
         try:
             sh(exp)
         except RuntimeError as e:
-            row["error"] = "export: " + str(e).splitlines()[-1]
+            row["error"] = "export: " + self.error_line(str(e))
             return row
         inputs = ["--input-file", mp[:-3] + ".inputs.pt"]
         chain = mp[:-3] + ".rkg"
@@ -122,7 +132,7 @@ class Zoo:
         p = sh([self.rk, "trace", mp, *inputs, "-o", chain, "--json", "--quiet", "--runs", str(a.runs), *self.dev],
                ok=(0, 1, 2))
         if p.returncode != 0:
-            row["error"] = "trace: " + p.stderr.strip().splitlines()[-1]
+            row["error"] = "trace: " + self.error_line(p.stderr)
             return row
         st = json.loads(p.stdout)
         row.update(blocks=st["blocks"], classes=st["classes"], nodes=st["nodes_simplified"], trace_s=time.time() - t)

@@ -298,6 +298,40 @@ def export_program(model, inputs, args):
     return path
 
 
+class LostInCapture:
+    """Around a capture (torch.jit.trace, which runs the forward once): what the
+    forward does that neither torch.jit.trace nor torch.export keeps, in .names: a
+    custom torch.autograd.Function's backward (the trace records a Python call,
+    which torch.jit.save refuses; torch.export inlines its forward and drops its
+    backward: a gradient reversal layer then trains with the sign flipped) and a
+    tensor's gradient hook (register_hook: dropped by both)."""
+
+    def __enter__(self):
+        self.names = []
+        self.apply = torch.autograd.Function.__dict__["apply"]
+        self.hook = torch.Tensor.register_hook
+        apply, hook, names = self.apply, self.hook, self.names
+
+        def spy_apply(cls, *a, **k):
+            if not cls.__module__.startswith("torch."):
+                names.append("torch.autograd.Function %s.%s" % (cls.__module__, cls.__qualname__))
+            return apply.__func__(cls, *a, **k)
+
+        def spy_hook(t, fn):
+            names.append("Tensor.register_hook(%s)" % getattr(fn, "__qualname__", type(fn).__name__))
+            return hook(t, fn)
+
+        torch.autograd.Function.apply = classmethod(spy_apply)
+        torch.Tensor.register_hook = spy_hook
+        return self
+
+    def __exit__(self, *exc):
+        torch.autograd.Function.apply = self.apply
+        torch.Tensor.register_hook = self.hook
+        self.names = sorted(set(self.names))
+        return False
+
+
 def export(model, inputs, args, name, config):
     """Trace `model` (already in train mode and the right dtype) on `inputs`,
     write everything, print the trace command on stdout; returns the metadata."""
@@ -310,7 +344,13 @@ def export(model, inputs, args, name, config):
         # check_trace=False: dropout makes a second run differ, which the checker
         # would report as a (spurious) mismatch.  strict=False: models may
         # return a dict or a list (rkmate's loss sums every floating output).
-        traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
+        with LostInCapture() as lost:
+            traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
+    if lost.names:
+        die("%s: the model's forward uses %s: torch.jit.trace and torch.export keep no custom backward "
+            "and no gradient hook, so the exported model would train without them (write the "
+            "backward's effect as tensor ops in the forward, e.g. a gradient reversal as "
+            "`x.detach() * (1 + a) - a * x`)" % (name, ", ".join(lost.names)), 1)
     trace_s = time.perf_counter() - t0
     tracer_warnings = sorted(set("%s:%d: %s: %s" % (os.path.basename(w.filename), w.lineno,
                                                     w.category.__name__,
