@@ -150,7 +150,13 @@ void build_structure(Model &M) {
     }
     for (auto &G : M.groups)
         if (G.input_index >= 0) G.has_grad = false; // inputs get no gradient
-    // 1-separators: position i is a cut when no edge jumps over it.
+    // 1-separators: position i is a cut when no edge jumps over it, and the
+    // data there is not read only through the items of a split (a fused gate
+    // projection `fc(x).chunk(2)`: the next block's input gradient would be
+    // one zero-filled buffer from the first item's backward to the block's
+    // end, where autograd's SplitBackward makes it after the last item's
+    // backward: keep-all 1.125 of the plain step on `silu(k) * v`; a
+    // `select`'s backward makes such a buffer in the plain step too).
     int m = (int)M.order.size();
     std::vector<int> maxcons(ng, -1);
     for (int g = 0; g < ng; g++)
@@ -161,7 +167,7 @@ void build_structure(Model &M) {
     int begin = 0;
     for (int i = 0; i < m; i++) {
         int g = M.order[i];
-        if (i == m - 1 || (reach <= i && M.groups[g].has_grad)) {
+        if (i == m - 1 || (reach <= i && M.groups[g].has_grad && !read_only_through_split_items(M, g))) {
             M.block_begin.push_back(begin);
             M.block_end.push_back(i + 1);
             begin = i + 1;

@@ -163,6 +163,69 @@ bool whole_view_op(const Node *n) {
     return ops.count(n->kind().toQualString()) > 0;
 }
 
+// A view op whose backward sums its gradient over the dims it broadcasts
+// (an expand: a static context expanded over time, read by several nodes).
+// Its readers' gradients must meet in its backward's buffer before that sum,
+// even when nothing else reads the data: sum(g1) + sum(g2) is not sum(g1 +
+// g2) in floating point (pytorch-forecasting's TFT: gradients off by 9e-5).
+bool reducing_view_op(const Node *n) {
+    static const std::set<std::string> ops = {"aten::expand", "aten::expand_as", "aten::broadcast_to"};
+    return ops.count(n->kind().toQualString()) > 0;
+}
+} // namespace
+
+// What view p (of group d's data) is made from: its source input, or where
+// that is a list (`broadcast_tensors([y, t])`), the list's one item that is
+// d's data or a view of it (null if none or several).
+const Value *view_source(Model &M, const Value *p, int d) {
+    const VInfo &P = M.vi.at(resolve_alias(M, p));
+    if (!P.def || P.src < 0) return nullptr;
+    const Value *q = resolve_alias(M, P.def->input(P.src));
+    const VInfo &Q = M.vi.at(q);
+    if (Q.kind != VK::Cheap || !Q.def ||
+        (Q.def->kind() != prim::ListConstruct && Q.def->kind() != prim::TupleConstruct))
+        return q;
+    const Value *item = nullptr;
+    for (const Value *u : Q.def->inputs()) {
+        u = resolve_alias(M, u);
+        const VInfo &U = M.vi.at(u);
+        if ((U.kind == VK::Data || U.kind == VK::View) && U.owner == d) {
+            if (item) return nullptr;
+            item = u;
+        }
+    }
+    return item;
+}
+
+namespace {
+// The reducing view of group d's data that w is made from (w itself, or a
+// view of it: the slices of an expanded context), or null.
+const Value *reducing_view_below(Model &M, const Value *w, int d) {
+    for (const Value *p = resolve_alias(M, w); p;) {
+        const VInfo &P = M.vi.at(p);
+        if (P.kind != VK::View || P.owner != d || !P.def || P.src < 0) return nullptr;
+        if (reducing_view_op(P.def) && P.rg) return p;
+        p = view_source(M, p, d);
+    }
+    return nullptr;
+}
+
+// The view of group d's data that w is made from, applied to the data itself
+// (w, or what w's chain of views starts from: the transpose that an item of
+// `broadcast_tensors([y, t])` is made from), or null.
+const Value *first_view_below(Model &M, const Value *w, int d) {
+    for (const Value *p = resolve_alias(M, w); p;) {
+        const VInfo &P = M.vi.at(p);
+        if (P.kind != VK::View || P.owner != d || !P.def || P.src < 0) return nullptr;
+        const Value *q = view_source(M, p, d);
+        if (!q) return nullptr;
+        const VInfo &Q = M.vi.at(q);
+        if (Q.kind == VK::Data) return Q.owner == d ? p : nullptr;
+        p = q;
+    }
+    return nullptr;
+}
+
 } // namespace
 
 void find_view_sums(Model &M) {
@@ -190,23 +253,51 @@ void find_view_sums(Model &M) {
                 for (const Value *o : n->outputs()) local.insert(o);
             }
         }
+        // Each read's view whose backward the readers' gradients meet in: a
+        // reducing view it is made from; else the whole view of the data its
+        // chain starts from, when nothing but this reader reads the views
+        // made from that one (a view read by two readers sums their gradients
+        // first); else the read's own view, a whole view nothing is made from.
+        std::map<const Value *, int> n_readers;
+        for (auto &cv : via)
+            for (const Value *w : cv.second) n_readers[w]++;
+        std::set<const Value *> shared_below; // first views some of whose derived views several read
+        for (auto &kv : n_readers) {
+            const Value *b = first_view_below(M, kv.first, d);
+            if (b && b != kv.first && kv.second > 1) shared_below.insert(b);
+        }
+        auto meets_at = [&](const Value *w) -> const Value * {
+            const VInfo &W = M.vi.at(w);
+            if (W.kind != VK::View || !W.rg || !W.def) return nullptr;
+            if (const Value *r = reducing_view_below(M, w, d)) return r;
+            const Value *b = first_view_below(M, w, d);
+            if (b && b != w && n_readers[w] == 1 && !shared_below.count(b) && M.vi.at(b).rg &&
+                whole_view_op(M.vi.at(b).def))
+                return b;
+            if (!whole_view_op(W.def)) return nullptr;
+            // (a first view whose derived views are read by one reader each: theirs meet here too)
+            if (b == w && !shared_below.count(w)) return w;
+            return sources.count(w) ? nullptr : w;
+        };
         std::map<int, std::vector<int>> readers_by_node; // (by the view's node index: graph order)
         std::map<int, const Value *> view_at;
         for (auto &cv : via)
-            for (const Value *w : cv.second) {
-                const VInfo &W = M.vi.at(w);
-                if (W.kind != VK::View || !W.rg || !W.def || in_list.count(w) || sources.count(w) ||
-                    !whole_view_op(W.def))
-                    continue;
-                int at = M.node_index.at(W.def);
-                readers_by_node[at].push_back(cv.first);
+            for (const Value *x : cv.second) {
+                if (in_list.count(x)) continue;
+                const Value *w = meets_at(x);
+                if (!w) continue;
+                int at = M.node_index.at(M.vi.at(w).def);
+                auto &rs = readers_by_node[at];
+                if (std::find(rs.begin(), rs.end(), cv.first) == rs.end()) rs.push_back(cv.first);
                 view_at[at] = w;
             }
         for (auto &rn : readers_by_node) {
             const Value *w = view_at.at(rn.first);
             std::vector<int> rs = rn.second;
             if (rs.size() < 2) continue;
-            bool ok = bytes_of(M, w, d) == D.grad_bytes;
+            const bool reducing = reducing_view_op(M.vi.at(w).def);
+            const int64_t wbytes = bytes_of(M, w, d);
+            bool ok = reducing ? wbytes > 0 : wbytes == D.grad_bytes;
             for (int c : rs) ok = ok && M.groups[c].block == rblock;
             if (!ok) continue;
             std::sort(rs.begin(), rs.end(), [&](int a, int b) { return M.groups[a].pos < M.groups[b].pos; });
@@ -214,15 +305,17 @@ void find_view_sums(Model &M) {
             S.v = w;
             S.owner = d;
             S.readers = rs;
-            S.bytes = D.grad_bytes;
+            S.bytes = reducing ? wbytes : D.grad_bytes; // (the expanded gradient, as its backward's buffer)
             bool others = false; // does the data's gradient get anything else?
             for (auto &cv : via) {
                 bool reader = std::find(rs.begin(), rs.end(), cv.first) != rs.end();
-                bool other = cv.second.size() > (reader ? 1u : 0u);
+                size_t through_w = 0;
+                for (const Value *x : cv.second) through_w += !in_list.count(x) && meets_at(x) == w;
+                bool other = cv.second.size() > (reader ? through_w : 0u);
                 if (reader && other) S.reads_other.insert(cv.first);
                 others = others || other;
             }
-            if (!others) continue; // (the sum is all the gradient: the same in any order)
+            if (!others && !reducing) continue; // (the sum is all the gradient: the same in any order)
             int k = (int)M.view_sums.size();
             M.view_sum_of[w] = k;
             D.vsums_owned.push_back(k);

@@ -203,6 +203,11 @@ struct Model {
     std::unordered_map<const Node *, torch::jit::Operation> ops;
     std::unordered_map<const Value *, IValue> env;    // values of the analysis run (freed after it)
     std::unordered_map<int, std::vector<at::Tensor>> block_output; // analysis-run data of each block's output
+    // Each group's parts' Part::grad_strides as an earlier step's Runtime
+    // learned them (a Runtime starts from them and leaves its own): a later
+    // step knows the plain step's layout before the first gradient arrives
+    // (first_grad_in_plain_layout, exec_runtime.cpp).
+    std::vector<std::vector<std::vector<int64_t>>> grad_layouts;
     // A copy's place for each BatchNorm-like node's running statistics, made
     // with the model (make_stat_shadows, exec_runtime.cpp): a recompute keeps
     // their values there and puts them back, without allocating in the step.
@@ -426,6 +431,12 @@ struct Part {
     // Strides of the first gradient that reached the leaf (when non-overlapping
     // and dense): the layout autograd's engine would hand the op's backward.
     std::vector<int64_t> grad_strides;
+    // Strides of the gradient the op's backward received (bwd_roots), where
+    // dense and not the leaf's own: the first gradient may be a piece that
+    // is not dense (a cat's narrow), and autograd's sum with the next one
+    // permuted (dgcnn's repeat, after a cat and a permute); the tracer
+    // measures the backward on ones in this layout (ones_as_received).
+    std::vector<int64_t> recv_strides;
     // A gradient kept in its own layout while the leaf's accumulator runs
     // (exec_runtime.cpp, keep_grad_layout): put back as the leaf's .grad by
     // the post-accumulate hook.
@@ -520,7 +531,11 @@ struct Runtime {
     }
     // The hooks of a leaf that takes gradients (exec_runtime.cpp).
     void hook_leaf(Part &T, const Group *G);
+    bool made_on_vsum_leaf(int g, const Value *v);
     explicit Runtime(Model &m);
+    ~Runtime(); // leaves the layouts it learned in Model::grad_layouts
+    Runtime(const Runtime &) = delete;
+    Runtime &operator=(const Runtime &) = delete;
     // A piece as its reader sees it: its gradient goes to piece_grad.
     at::Tensor wrap_piece(const Value *v, const at::Tensor &t);
     void deposit_piece(const Value *v, const at::Tensor &g);
@@ -648,6 +663,9 @@ struct BlockStaticSum {
 std::vector<BlockStaticSum> block_static_sums(Model &M, int b);
 // v, or the value it stands for (VInfo::alias), followed to the end (exec_pieces.cpp).
 const Value *resolve_alias(Model &M, const Value *v);
+// What view p of group d's data is made from: its source input, or the one
+// item of a list source that is d's data or a view of it (exec_grad_order.cpp).
+const Value *view_source(Model &M, const Value *p, int d);
 // The bytes of v, a view of group d's data (-1: unknown; exec_pieces.cpp).
 int64_t bytes_of(Model &M, const Value *v, int d);
 
@@ -736,6 +754,13 @@ bool input_part_reads(Model &M, Runtime &R, int g, const std::vector<at::Tensor>
 // After build_structure: the groups read only through pieces (Group::pieces)
 // and the inputs of a stack whose gradient piece is kept (Group::stack_reader).
 void find_pieces(Model &M);
+// Whether every reader of group d's data that takes a gradient reads it
+// only through pieces; each piece's readers in `reader`.
+bool read_only_through_pieces(Model &M, int d, std::map<const Value *, std::vector<int>> &reader);
+// The same, all pieces items of a split / chunk / unbind (build_structure
+// does not cut a block there: the next block's input gradient would be one
+// zero-filled buffer from its first item's backward on).
+bool read_only_through_split_items(Model &M, int d);
 
 // ------------------------------------------------------ training data (exec_train_data.cpp)
 

@@ -196,7 +196,10 @@ static void probe_grad_layouts(Model &M, Runtime &R) {
             if (M.groups[g].has_grad && P.gs[g].ran) P.bwd(g, false, BWD_ALL);
         }
         for (size_t g = 0; g < P.gs.size(); g++) // both made from M: the same groups and parts
-            for (size_t k = 0; k < P.gs[g].p.size(); k++) R.gs[g].p[k].grad_strides = P.gs[g].p[k].grad_strides;
+            for (size_t k = 0; k < P.gs[g].p.size(); k++) {
+                R.gs[g].p[k].grad_strides = P.gs[g].p[k].grad_strides;
+                R.gs[g].p[k].recv_strides = P.gs[g].p[k].recv_strides;
+            }
     } catch (const std::exception &) {
     }
 }
@@ -218,7 +221,8 @@ static void split_classes_by_grad_layout(Model &M, const Runtime &R) {
     for (size_t b = 0; b < M.block_begin.size(); b++) {
         std::ostringstream s;
         for (int i = M.block_begin[b]; i < M.block_end[b]; i++)
-            for (const Part &P : R.gs[M.order[i]].p) s << at::IntArrayRef(P.grad_strides) << ";";
+            for (const Part &P : R.gs[M.order[i]].p)
+                s << at::IntArrayRef(P.grad_strides) << at::IntArrayRef(P.recv_strides) << ";";
         int old = M.block_class[b];
         auto key = std::make_pair(old, s.str());
         auto it = cls.find(key);

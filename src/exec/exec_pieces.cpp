@@ -307,31 +307,51 @@ static void find_sum_inputs(Model &M) {
     }
 }
 
+// Group d's readers of its pieces when every group that reads its data with
+// a gradient reads it only through pieces (and at least one does): each
+// piece's readers in the order they run, in `reader`; else false.
+bool read_only_through_pieces(Model &M, int d, std::map<const Value *, std::vector<int>> &reader) {
+    const Group &D = M.groups[d];
+    reader.clear();
+    if (!D.has_grad || D.outs.size() != 1) return false;
+    bool any = false;
+    for (int c : D.consumers) {
+        const Group &C = M.groups[c];
+        if (!C.has_grad || !C.deps_real.count(d)) continue;
+        std::set<const Value *> ps, local;
+        for (Node *n : C.prog) {
+            for (const Value *u : n->inputs())
+                if (!local.count(u) && !read_through_pieces(M, u, d, ps)) return false;
+            for (const Value *o : n->outputs()) local.insert(o);
+        }
+        for (const Value *p : ps) {
+            if (reader[p].empty() || reader[p].back() != c) reader[p].push_back(c);
+            any = true;
+        }
+    }
+    return any;
+}
+
+bool read_only_through_split_items(Model &M, int d) {
+    std::map<const Value *, std::vector<int>> reader;
+    if (!read_only_through_pieces(M, d, reader)) return false;
+    for (auto &r : reader)
+        if (M.vi.at(r.first).def->kind() == aten::select) return false;
+    return true;
+}
+
 void find_pieces(Model &M) {
     find_stack_inputs(M);
     find_sum_inputs(M);
     for (int d : M.order) {
         Group &D = M.groups[d];
-        if (!D.has_grad || D.outs.size() != 1 || D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
+        if (D.block < 0 || M.order[M.block_end[D.block] - 1] == d) continue;
         std::map<const Value *, std::vector<int>> reader; // a piece's readers (each reads it once)
-        bool ok = true, any = false;
-        for (int c : D.consumers) {
-            const Group &C = M.groups[c];
-            if (!C.has_grad || !C.deps_real.count(d)) continue;
-            if (C.block != D.block) { ok = false; break; }
-            std::set<const Value *> ps, local;
-            for (Node *n : C.prog) {
-                for (const Value *u : n->inputs())
-                    if (!local.count(u) && !read_through_pieces(M, u, d, ps)) ok = false;
-                for (const Value *o : n->outputs()) local.insert(o);
-            }
-            for (const Value *p : ps) {
-                if (reader[p].empty() || reader[p].back() != c) reader[p].push_back(c);
-                any = true;
-            }
-            if (!ok) break;
-        }
-        if (!ok || !any) continue;
+        if (!read_only_through_pieces(M, d, reader)) continue;
+        bool ok = true;
+        for (auto &r : reader)
+            for (int c : r.second) ok = ok && M.groups[c].block == D.block;
+        if (!ok) continue;
         std::vector<std::pair<int, const Value *>> byorder;
         for (auto &r : reader) byorder.push_back({M.node_index.at(r.first->node()), r.first});
         std::sort(byorder.begin(), byorder.end());

@@ -27,6 +27,18 @@ Runtime::Runtime(Model &m) : M(m), gs(m.groups.size()) {
             P.canon = P.leaf.storage();
             gs[g].ran = true;
         }
+        if (g < M.grad_layouts.size())
+            for (size_t k = 0; k < gs[g].p.size() && k < M.grad_layouts[g].size(); k++)
+                gs[g].p[k].grad_strides = M.grad_layouts[g][k];
+    }
+}
+
+Runtime::~Runtime() {
+    M.grad_layouts.resize(gs.size());
+    for (size_t g = 0; g < gs.size(); g++) {
+        M.grad_layouts[g].resize(gs[g].p.size());
+        for (size_t k = 0; k < gs[g].p.size(); k++)
+            if (!gs[g].p[k].grad_strides.empty()) M.grad_layouts[g][k] = gs[g].p[k].grad_strides;
     }
 }
 
@@ -203,6 +215,22 @@ void make_stat_shadows(Model &M) {
         }
 }
 
+// Whether view v is made from a view sum's view that group g reads as a
+// reader but the last (through its leaf: Runtime::vsum_leaf).
+bool Runtime::made_on_vsum_leaf(int g, const Value *v) {
+    for (const Value *p = resolve_alias(M, v);;) {
+        const VInfo &P = M.vi.at(p);
+        if (P.kind != VK::View || !P.def || P.src < 0) return false;
+        p = view_source(M, p, P.owner);
+        if (!p) return false;
+        auto vs = M.view_sum_of.find(p);
+        if (vs != M.view_sum_of.end()) {
+            const ViewSum &S = M.view_sums[vs->second];
+            return S.last() != g && std::find(S.readers.begin(), S.readers.end(), g) != S.readers.end();
+        }
+    }
+}
+
 // A value inside group g's program: its own outputs and views of them come
 // from this run (an in-place op on a slice of the group's data), the rest
 // from the executor's state.
@@ -219,9 +247,25 @@ IValue Runtime::materialize_in(int g, const Value *v, std::unordered_map<const V
         return local.at(v);
     }
     if (I.kind == VK::Data && I.owner == g) return local.at(M.groups[g].outs[I.part]);
+    if (I.kind == VK::Cheap && I.def && !M.groups[g].vsums_read.empty()) {
+        // A list holding a view sum's view (`broadcast_tensors([y, t])`, what
+        // F.mse_loss calls, made on its leaf for g): its items as g reads them.
+        Stack st;
+        for (const Value *u : I.def->inputs()) st.push_back(materialize_in(g, u, local));
+        run_node(M, I.def, st);
+        return st[0];
+    }
     if (I.kind == VK::View && !M.view_sums.empty()) { // a view sum's reader but the last: its leaf
         auto vs = M.view_sum_of.find(v);
         if (vs != M.view_sum_of.end() && M.view_sums[vs->second].last() != g) return vsum_leaf(vs->second);
+        if (I.def && I.src >= 0 && made_on_vsum_leaf(g, v)) { // (a slice of it: on the leaf, for g only)
+            Stack st;
+            for (size_t j = 0; j < I.def->inputs().size(); j++)
+                st.push_back((int)j == I.src ? materialize_in(g, I.def->input(j), local) : materialize(I.def->input(j)));
+            run_node(M, I.def, st);
+            for (size_t i = 0; i < I.def->outputs().size() && i < st.size(); i++)
+                if (I.def->output(i) == v) return st[i];
+        }
     }
     return materialize(v);
 }
@@ -448,6 +492,29 @@ static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
     return same_bytes(T.held_grad, leaf.sizes(), leaf.strides());
 }
 
+// A leaf's first gradient that is not dense (a cat's narrow of its
+// gradient) while the plain step's engine hands the op's backward another
+// layout (grad_strides, which a later gradient gave in the probe: autograd
+// sums the narrow and the next gradient into a new tensor of that one's
+// layout; dgcnn's `repeat` after a cat and a permute): the accumulator would
+// make it contiguous and bwd_roots then copy it into that layout, both held
+// at once (a step 1.3 MiB above its prediction).  It is copied into that
+// layout at once instead, as keep_grad_layout keeps it, and later gradients
+// are added into it in place.  (The values are autograd's: the same sums.)
+static at::Tensor first_grad_in_plain_layout(Part &T, const at::Tensor &gr) {
+    const at::Tensor &leaf = T.leaf;
+    if (at::GradMode::is_enabled() || T.grad_strides.empty() || leaf.grad().defined() || gr.is_sparse() ||
+        !gr.has_storage() || gr.is_non_overlapping_and_dense() || !leaf.is_non_overlapping_and_dense() ||
+        gr.sizes() != leaf.sizes() || gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device() ||
+        leaf.strides() == at::IntArrayRef(T.grad_strides))
+        return {};
+    at::Tensor t = at::empty_strided(leaf.sizes(), T.grad_strides, leaf.options().requires_grad(false));
+    if (!t.is_non_overlapping_and_dense()) return {};
+    t.copy_(gr);
+    T.held_grad = t;
+    return same_bytes(t, leaf.sizes(), leaf.strides());
+}
+
 // A gradient that reaches a leaf while something else holds it too — an
 // add's backward hands its incoming gradient to both of its inputs, one
 // tensor twice — would be copied by the leaf's accumulator (it steals only a
@@ -557,6 +624,8 @@ void Runtime::hook_leaf(Part &T, const Group *G) {
         if (own.defined()) return own;
         at::Tensor kept = keep_grad_layout(P, gr);
         if (kept.defined()) return kept;
+        kept = first_grad_in_plain_layout(P, gr);
+        if (kept.defined()) return kept;
         return G ? share_grad(*G, P, gr, shared_grad_bytes) : at::Tensor();
     });
     torch::autograd::impl::set_post_acc_grad_hooks(T.leaf, std::make_unique<HeldGradBack>(t));
@@ -627,12 +696,15 @@ void Runtime::fwd(int g) {
 }
 
 // Ones for the tracer's measurement of a backward, in the layout the
-// output's gradient arrives in a step (grad_strides, from the tracer's layout
-// probe, probe_grad_layouts): a transposed gradient makes some backward
-// kernels copy it first (a batched matmul's, col2im's), as they do in a step.
+// output's gradient arrives in a step (recv_strides, else grad_strides, from
+// the tracer's layout probe, probe_grad_layouts): a transposed gradient makes
+// some backward kernels copy it first (a batched matmul's, col2im's, a
+// repeat's, a channels-last convolution's of a contiguous gradient
+// assembled from pieces), as they do in a step.
 static at::Tensor ones_as_received(const Part &P) {
-    if (P.grad_strides.empty() || P.leaf.strides() == at::IntArrayRef(P.grad_strides)) return at::ones_like(P.leaf);
-    at::Tensor t = at::empty_strided(P.leaf.sizes(), P.grad_strides, P.leaf.options().requires_grad(false));
+    const std::vector<int64_t> &s = P.recv_strides.empty() ? P.grad_strides : P.recv_strides;
+    if (s.empty() || P.leaf.strides() == at::IntArrayRef(s)) return at::ones_like(P.leaf);
+    at::Tensor t = at::empty_strided(P.leaf.sizes(), s, P.leaf.options().requires_grad(false));
     t.fill_(1);
     return t;
 }
@@ -669,6 +741,10 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
             P.leaf.mutable_grad() = t;
             gr = t;
         }
+        if (getenv("RKDBG")) { std::ostringstream o; o << where(G.main) << " gr " << gr.strides() << " leaf " << P.leaf.strides() << " ones " << ones << " recv " << at::IntArrayRef(P.recv_strides) << " gs " << at::IntArrayRef(P.grad_strides) << " grad " << P.leaf.grad().defined() << "\n"; fputs(o.str().c_str(), stderr); }
+        if (!ones && P.recv_strides.empty() && gr.sizes() == P.leaf.sizes() && gr.strides() != P.leaf.strides() &&
+            gr.is_non_overlapping_and_dense())
+            P.recv_strides = gr.strides().vec();
         roots.push_back(P.proxy);
         grads.push_back(gr);
     }

@@ -176,6 +176,48 @@ class GcnMessages(nn.Module):
         return self.o(F.relu(h))
 
 
+class ExpandedContext(nn.Module):
+    """pytorch-forecasting's Temporal Fusion Transformer (tools/models/unseen11.py's
+    tft): a static context expanded over time (`y[:, None].expand(-1, T, -1)`)
+    and read by several nodes, through its encoder and decoder slices and
+    whole.  The plain step sums the readers' gradients in the expand's
+    backward buffer, then over time; each reader's own expand summed its
+    gradient over time first (the Linear's gradients off by up to 9e-5)."""
+
+    def __init__(self, h=32):
+        super().__init__()
+        self.l = nn.Linear(h, h)
+        self.enc = nn.Linear(h, h)
+
+    def forward(self, x):  # B, T, H
+        y = self.l(x[:, 0])
+        penalty = (y * y).sum()  # (keeps y to the end of the plain step's backward, as the executor does)
+        e = y[:, None].expand(-1, x.shape[1], -1)
+        a = torch.tanh(self.enc(x))
+        return penalty + (a[:, :24] * e[:, :24]).sum() + (a[:, 24:] * e[:, 24:]).sum() + (a * a * e).sum()
+
+
+class PostnetResidual(nn.Module):
+    """Tacotron 2's mel output and postnet (tools/models/unseen11.py's tacotron2):
+    a Linear's output transposed to channels first, read by a Conv1d, by the
+    residual add of the Conv1d's output and by F.mse_loss (whose
+    broadcast_tensors takes the transpose in a list).  All three readers'
+    gradients meet in the transpose's backward; the loss's went to the
+    Linear's output apart (gradients off by up to 7.6e-6, and a copy of the
+    transposed gradient held: keep-all 1.07 of the plain step)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 20)
+        self.conv = nn.Conv1d(20, 20, 5, padding=2)
+        self.register_buffer("target", torch.randn(4, 20, 10))
+
+    def forward(self, x):  # B, T, 8
+        y = self.l(x).transpose(1, 2)
+        z = y + self.conv(y)
+        return F.mse_loss(z, self.target) + F.mse_loss(y, self.target)
+
+
 class TestGradOrder(unittest.TestCase):
     def check_model(self, name, model, x, floor=True):
         torch.manual_seed(0)
@@ -217,6 +259,16 @@ class TestGradOrder(unittest.TestCase):
         # 1 KiB above the prediction there)
         torch.manual_seed(7)
         self.check_model("xattn", CrossAttentionTwice(), torch.randn(4, 32, 5))
+
+    def test_expanded_context_read_by_several(self):
+        # gradients equal (they differed by up to 9e-5 on the context's Linear)
+        torch.manual_seed(9)
+        self.check_model("expanded", ExpandedContext(), torch.randn(16, 32, 32))
+
+    def test_transposed_output_read_by_three(self):
+        # gradients equal (they differed by up to 7.6e-6 on the Linear)
+        torch.manual_seed(10)
+        self.check_model("postnet", PostnetResidual(), torch.randn(4, 10, 8))
 
     def test_pieces_of_a_transposed_view(self):
         # the pieces' assembled gradient in the plain step's layout (it was

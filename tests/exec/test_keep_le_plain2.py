@@ -671,6 +671,77 @@ class DuplicatedStream(nn.Module):
         return self.b(y)
 
 
+class FusedGate(nn.Module):
+    """A gated feed-forward with one fused projection, `fc(x).chunk(2)`, and no
+    residual: the projection's output is a 1-separator that the next ops
+    read only through pieces.  Cut there, the next block's input gradient
+    was one zero-filled buffer from the first piece's backward on (keep-all
+    1.125 of the plain step); the cut is not made there now."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.fc = nn.Linear(d, 2 * d)
+        self.out = nn.Linear(d, d)
+        self.fc2 = nn.Linear(d, 2 * d)
+        self.out2 = nn.Linear(d, d)
+
+    def forward(self, x):
+        k, v = self.fc(x).chunk(2, -1)
+        h = self.out(F.silu(k) * v)
+        k, v = self.fc2(torch.tanh(h)).chunk(2, -1)
+        return self.out2(F.gelu(k) * v)
+
+
+class ChannelsLastSplitHead(nn.Module):
+    """Slot attention's decoder tail (tools/models/unseen10.py): ConvTranspose2d
+    layers run channels-last (the input is a permute of (B K, H, W, C)), the
+    last one's output reshaped to (B, K, 4, H, W) and split([3, 1]) into
+    colours and masks.  Its gradient is assembled from the two pieces'
+    (contiguous); the tracer measured the convolution's backward from a
+    channels-last gradient, without the copy the kernel makes of a
+    contiguous one: the keep-all peak 17 792 B above its prediction."""
+
+    def __init__(self, hid=32):
+        super().__init__()
+        self.c1 = nn.ConvTranspose2d(8, hid, 5, stride=1, padding=2)
+        self.c2 = nn.ConvTranspose2d(hid, 4, 3, stride=1, padding=1)
+
+    def forward(self, x, image):
+        x = F.relu(self.c1(x.permute(0, 3, 1, 2)), inplace=True)
+        x = self.c2(x)
+        x = x.reshape(image.shape[0], -1, x.shape[1], x.shape[2], x.shape[3])
+        recons, masks = x.split([3, 1], dim=2)
+        masks = F.softmax(masks, dim=1)
+        return F.mse_loss(torch.sum(recons * masks, dim=1), image), masks.detach()
+
+
+class EdgeFeatures(nn.Module):
+    """DGCNN's get_graph_feature (tools/models/unseen10.py): each point's
+    features repeated over its k neighbours, cat with the differences and
+    permuted to channels first.  The repeat's output gets two gradients: the
+    cat's (a narrow of the permuted gradient, not dense), then the sub's (a
+    permuted dense one), which autograd sums into a permuted buffer.  The
+    accumulator made the first contiguous, and the op's backward then copied
+    it into the plain step's layout, both held at once (1.3 MiB above the
+    prediction on dgcnn)."""
+
+    def __init__(self, c=16, k=8):
+        super().__init__()
+        self.k = k
+        self.l = nn.Conv1d(3, c, 1)
+        self.c = nn.Conv2d(2 * c, 32, 1)
+
+    def forward(self, x):
+        x = torch.tanh(self.l(x))
+        B, C, N = x.shape
+        x = x.transpose(2, 1).contiguous()
+        idx = torch.arange(B * N * self.k) % (B * N)
+        feature = torch.index_select(x.view(B * N, -1), 0, idx).view(B, N, self.k, C)
+        x = x.view(B, N, 1, C).repeat(1, 1, self.k, 1)
+        f = torch.cat((feature - x, x), dim=3).permute(0, 3, 1, 2).contiguous()
+        return self.c(f).max(dim=-1)[0]
+
+
 class Net(nn.Module):
     def __init__(self, attn):
         super().__init__()
@@ -1051,6 +1122,23 @@ class TestKeepLePlainPieces(unittest.TestCase):
         self.assertTrue(readers)
         for n in readers:  # the scale's readers read the std, not the mean (a Linear's output)
             self.assertFalse([u for u in n["uses"] if isinstance(u, str) and u.endswith("_linear")], n)
+
+    def test_fused_gate_projection_is_not_a_block_boundary(self):
+        torch.manual_seed(31)
+        self.check("fusedgate", None, x=torch.randn(8, 128, 64), model=FusedGate(), piece='_linear_p1"',
+                   slack=64)  # (the floor: the loss scalar, 4 B above at the last Linear's backward)
+        self.memory_log("fusedgate")
+
+    def test_pieces_gradient_measured_in_its_layout(self):
+        torch.manual_seed(32)
+        x = (torch.randn(16, 32, 32, 8), torch.randn(4, 3, 32, 32))
+        self.check("clsplit", None, x=x, model=ChannelsLastSplitHead(), piece='_convolution_p1"', slack=64)
+        self.memory_log("clsplit")
+
+    def test_first_gradient_piece_summed_in_plain_layout(self):
+        torch.manual_seed(33)
+        self.check("edgefeat", None, x=torch.randn(4, 3, 256), model=EdgeFeatures(), piece=None)
+        self.memory_log("edgefeat")
 
     def test_class_split_by_gradient_layout(self):
         # op by op no step above its prediction: the last norm's backward, on
