@@ -116,6 +116,19 @@ typedef struct {
                                     blocks, forward and backward) a chain may
                                     have for whole_graph_time to apply.
                                     Default 400 */
+    int one_block_whole_graph;   /* rockmate on a chain of one block (its
+                                    options only approximate the block's own
+                                    solve at the budget, and a block over
+                                    grid_ilp_max_cols has greedy options
+                                    only): 1 (default) = whole-graph
+                                    Checkmate, seeded with the plan's
+                                    schedule, also runs within
+                                    whole_graph_time (on chains within
+                                    whole_graph_max_nodes), and its schedule
+                                    is taken when cheaper (res->whole_graph =
+                                    2); as there, a MILP stopped by the time
+                                    limit makes the answer depend on the
+                                    machine's speed.  0: never */
     int full_grid;               /* rockmate: 1 = solve every point of every
                                     class's grid when the solver is made (as
                                     rk_checkmate_chain_options); 0 (default) =
@@ -146,7 +159,10 @@ typedef struct {
     int whole_graph;             /* rockmate: 1 = no block plan fit, the
                                     schedule is whole-graph Checkmate's
                                     (rk_solve_params.whole_graph_time; the
-                                    checkmate_* fields describe it) */
+                                    checkmate_* fields describe it); 2 = a
+                                    one-block chain whose whole-graph
+                                    Checkmate schedule is cheaper than its
+                                    block plan's (one_block_whole_graph) */
     int whole_graph_tried;       /* rockmate, infeasible: whole-graph
                                     Checkmate was tried too and found none */
 } rk_solve_result;

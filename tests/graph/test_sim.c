@@ -2,6 +2,7 @@
  * graphs whose peaks and times are worked out by hand below. */
 #include <check.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -154,7 +154,9 @@ class Zoo:
                 s, raw = self.solve(chain, algo, b, f"{chain}.{algo}.{f}.rks")
                 row["solves"][f"{algo}@{f}"] = {
                     "fits": s is not None, "budget": b, "wall_s": raw["wall_s"],
-                    "whole_graph": bool(s and s.get("whole_graph")),
+                    # (ok*: no block plan fits; not a one-block chain's cheaper Checkmate schedule)
+                    "whole_graph": bool(s and s.get("whole_graph") and
+                                        s.get("whole_graph_why", "no block plan fits") == "no block plan fits"),
                     "overhead": (s["predicted_time"] / base_t - 1) * 100 if s else None,
                     "min_budget": raw.get("min_budget"), "raw": None if s else raw}
         # the smallest budget rockmate reaches (exact: what solve reports below

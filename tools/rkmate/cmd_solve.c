@@ -139,7 +139,9 @@ int rk_cmd_solve(int argc, char **argv) {
         solve_cli_print_model_memory(stdout, ch.param_bytes, ch.param_grad_bytes, ch.buffer_bytes, 1);
         json_num("simulated_time", res.sim.time);
         json_num("options_time_s", info->options_time_s);
-        if (par.algo == RK_SOLVE_ROCKMATE) printf("\"whole_graph\": %s, ", res.whole_graph ? "true" : "false");
+        if (par.algo == RK_SOLVE_ROCKMATE)
+            printf("\"whole_graph\": %s, \"whole_graph_why\": %s, ", res.whole_graph ? "true" : "false",
+                   res.whole_graph == 1 ? "\"no block plan fits\"" : res.whole_graph == 2 ? "\"cheaper on one block\"" : "null");
         if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             /* gap and bound: against the proven bound of the Checkmate model */
             json_num("gap", res.checkmate_gap);
@@ -173,8 +175,11 @@ int rk_cmd_solve(int argc, char **argv) {
                rk_format_bytes(res.sim.peak, b2, sizeof b2), (long long)res.predicted_peak);
         printf("time          %.3f us (every node once: %.3f us; overhead %+.2f %%)\n", res.sim.time,
                res.baseline_time, 100.0 * overhead);
-        if (res.whole_graph)
+        if (res.whole_graph == 1)
             printf("whole graph   no plan over the blocks' options fits: whole-graph Checkmate's schedule "
+                   "(--whole-graph %g s)\n", par.whole_graph_time);
+        else if (res.whole_graph == 2)
+            printf("whole graph   one block: whole-graph Checkmate's schedule, cheaper than the block plan's "
                    "(--whole-graph %g s)\n", par.whole_graph_time);
         if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             if (res.checkmate_optimal) printf("checkmate     proven optimal (from %s)\n", res.checkmate_source);
