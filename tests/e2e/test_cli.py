@@ -223,6 +223,28 @@ class CheckmateNeverEmpty(unittest.TestCase):
     within the budget, with its gap to the proven bound; below every known
     schedule it says which smallest budget works and a proven lower bound."""
 
+    def test_one_block_takes_whole_graph_checkmate_when_cheaper(self):
+        # A chain of one block: rockmate's plan comes from its block's options,
+        # solved at the grid's budgets (a coarse 3x3 grid here: +59 % at 45 %
+        # of the keep-all peak); whole-graph Checkmate solves that block at the
+        # budget itself, seeded with the plan, and is taken when cheaper
+        with tempfile.TemporaryDirectory() as d:
+            gp, cp, kp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "k.rks", "s.rks"))
+            json.dump(checkmate_resnet_graph(6, 7), open(gp, "w"))
+            run("import-checkmate", gp, "-o", cp, check=0)
+            self.assertEqual(len(json.load(open(cp))["blocks"]), 1)
+            run("baseline", cp, "--kind", "keep-all", "-o", kp, check=0)
+            b = str(int(json.loads(run("simulate", cp, kp, "--json", check=0).stdout)["peak"] * 0.45))
+            plan, wg = (json.loads(run("solve", cp, "--budget", b, "--grid", "3x3", "--json", "-o", sp, *x,
+                                       check=0).stdout)
+                        for x in (["--whole-graph", "0"], []))
+            self.assertIsNone(plan["whole_graph_why"])
+            self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
+            self.assertLess(wg["predicted_time"], plan["predicted_time"])
+            self.assertLessEqual(wg["simulated_peak"], int(b))
+            r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)  # the schedule written replays
+            self.assertEqual(r["time"], wg["predicted_time"])
+
     def test_budgets_and_min_budget(self):
         with tempfile.TemporaryDirectory() as d:
             gp, cp, sp, kp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "s.rks", "k.rks"))
