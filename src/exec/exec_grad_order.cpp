@@ -198,6 +198,16 @@ const Value *view_source(Model &M, const Value *p, int d) {
 }
 
 namespace {
+// A view op showing part of its input (a slice): several readers' gradients
+// meet in its backward's buffer before it pads them to the data's shape
+// (TFT's queries `attn_input[:, enc_len:]`, read by one Linear per head,
+// beside the keys and values read whole: gradients off by 3e-8).  (Not a
+// `select`: a select of the data is SelectIntoGrad's, exec_runtime.cpp.)
+bool part_view_op(const Node *n) {
+    static const std::set<std::string> ops = {"aten::slice", "aten::narrow"};
+    return ops.count(n->kind().toQualString()) > 0;
+}
+
 // The reducing view of group d's data that w is made from (w itself, or a
 // view of it: the slices of an expanded context), or null.
 const Value *reducing_view_below(Model &M, const Value *w, int d) {
@@ -274,7 +284,8 @@ void find_view_sums(Model &M) {
             if (b && b != w && n_readers[w] == 1 && !shared_below.count(b) && M.vi.at(b).rg &&
                 whole_view_op(M.vi.at(b).def))
                 return b;
-            if (!whole_view_op(W.def)) return nullptr;
+            if (!whole_view_op(W.def)) // (a slice read by several: their sum meets in its backward too)
+                return part_view_op(W.def) && !sources.count(w) ? w : nullptr;
             // (a first view whose derived views are read by one reader each: theirs meet here too)
             if (b == w && !shared_below.count(w)) return w;
             return sources.count(w) ? nullptr : w;
@@ -295,9 +306,9 @@ void find_view_sums(Model &M) {
             const Value *w = view_at.at(rn.first);
             std::vector<int> rs = rn.second;
             if (rs.size() < 2) continue;
-            const bool reducing = reducing_view_op(M.vi.at(w).def);
+            const bool reducing = reducing_view_op(M.vi.at(w).def), part = part_view_op(M.vi.at(w).def);
             const int64_t wbytes = bytes_of(M, w, d);
-            bool ok = reducing ? wbytes > 0 : wbytes == D.grad_bytes;
+            bool ok = reducing || part ? wbytes > 0 : wbytes == D.grad_bytes;
             for (int c : rs) ok = ok && M.groups[c].block == rblock;
             if (!ok) continue;
             std::sort(rs.begin(), rs.end(), [&](int a, int b) { return M.groups[a].pos < M.groups[b].pos; });
@@ -305,7 +316,7 @@ void find_view_sums(Model &M) {
             S.v = w;
             S.owner = d;
             S.readers = rs;
-            S.bytes = reducing ? wbytes : D.grad_bytes; // (the expanded gradient, as its backward's buffer)
+            S.bytes = reducing || part ? wbytes : D.grad_bytes; // (its backward's buffer: the expanded gradient, the slice's)
             bool others = false; // does the data's gradient get anything else?
             for (auto &cv : via) {
                 bool reader = std::find(rs.begin(), rs.end(), cv.first) != rs.end();

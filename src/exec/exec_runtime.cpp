@@ -741,7 +741,6 @@ void Runtime::bwd_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::T
             P.leaf.mutable_grad() = t;
             gr = t;
         }
-        if (getenv("RKDBG")) { std::ostringstream o; o << where(G.main) << " gr " << gr.strides() << " leaf " << P.leaf.strides() << " ones " << ones << " recv " << at::IntArrayRef(P.recv_strides) << " gs " << at::IntArrayRef(P.grad_strides) << " grad " << P.leaf.grad().defined() << "\n"; fputs(o.str().c_str(), stderr); }
         if (!ones && P.recv_strides.empty() && gr.sizes() == P.leaf.sizes() && gr.strides() != P.leaf.strides() &&
             gr.is_non_overlapping_and_dense())
             P.recv_strides = gr.strides().vec();
