@@ -668,16 +668,12 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, rk_schedule *sc
 static rk_status one_block_whole_graph(rk_solver *s, int64_t budget, double plan_time, rk_schedule *sched,
                                        rk_solve_result *res, rk_error *err) {
     if (s->ch->n_blocks != 1 || !s->p.one_block_whole_graph || !whole_graph_applies(s, budget)) return RK_OK;
-    rk_checkmate_params cm = s->p.cm;
-    cm.time_limit = s->p.whole_graph_time;
-    cm.deadline = 0;
-    cm.node_limit = 0;
     rk_schedule wg;
     rk_solve_result wres;
     rk_error e2;
     memset(&wres, 0, sizeof wres);
     rk_schedule_init(&wg);
-    rk_status r = solve_checkmate(s, budget, &cm, &wg, &wres, &e2);
+    rk_status r = solve_whole_graph(s, budget, &wg, &wres, &e2);
     if (r == RK_ENOMEM) {
         rk_schedule_free(&wg);
         return rk_fail(err, r, "%s", e2.msg);
