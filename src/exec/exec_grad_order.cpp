@@ -290,12 +290,12 @@ void find_view_sums(Model &M) {
             if (b == w && !shared_below.count(w)) return w;
             return sources.count(w) ? nullptr : w;
         };
+        std::map<const Value *, const Value *> meet; // each read's meets_at (null: none, or through a list)
         std::map<int, std::vector<int>> readers_by_node; // (by the view's node index: graph order)
         std::map<int, const Value *> view_at;
         for (auto &cv : via)
             for (const Value *x : cv.second) {
-                if (in_list.count(x)) continue;
-                const Value *w = meets_at(x);
+                const Value *w = meet[x] = in_list.count(x) ? nullptr : meets_at(x);
                 if (!w) continue;
                 int at = M.node_index.at(M.vi.at(w).def);
                 auto &rs = readers_by_node[at];
@@ -321,7 +321,7 @@ void find_view_sums(Model &M) {
             for (auto &cv : via) {
                 bool reader = std::find(rs.begin(), rs.end(), cv.first) != rs.end();
                 size_t through_w = 0;
-                for (const Value *x : cv.second) through_w += !in_list.count(x) && meets_at(x) == w;
+                for (const Value *x : cv.second) through_w += meet.at(x) == w;
                 bool other = cv.second.size() > (reader ? through_w : 0u);
                 if (reader && other) S.reads_other.insert(cv.first);
                 others = others || other;
