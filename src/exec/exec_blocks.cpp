@@ -332,6 +332,7 @@ void classify_blocks(Model &M) {
                 s << ";vsum" << (i < M.block_begin[b] ? -1 : M.groups[M.order[i]].local) << ":";
                 for (int r : M.view_sums[k].readers)
                     s << M.groups[r].local << (M.view_sums[k].reads_other.count(r) ? "+" : "") << ",";
+                if (M.view_sums[k].viewer() < 0) s << "c" << M.groups[M.view_sums[k].carrier].local;
             }
         for (const BlockStaticSum &S : block_static_sums(M, (int)b)) { // static sums' buffers in the chain
             s << ";ssum" << S.bytes << ":";

@@ -168,20 +168,20 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             const Group &D = M.groups[d];
             if (!D.has_grad || !G.deps_grad.count(d)) continue; // (read through a detach: no gradient)
             if (dvs.count(d)) {
-                // A view sum's reader but the last adds to the view's gradient; the
-                // last uses it and makes the data's (exec_grad_order.cpp).
+                // A view sum's reader but the viewer adds to the view's gradient;
+                // the carrier uses it and makes the data's (exec_grad_order.cpp).
                 bool data_grad = false, reader = false;
                 for (size_t k = 0; k < D.vsums_owned.size(); k++) {
                     const ViewSum &S = M.view_sums[D.vsums_owned[k]];
-                    if (std::find(S.readers.begin(), S.readers.end(), M.order[first + j]) == S.readers.end()) continue;
-                    reader = true;
-                    if (S.last() == M.order[first + j]) {
+                    if (S.carrier == M.order[first + j]) {
                         rk_graph_add_use(gr, c, dvs[d][k], RK_EDGE_REAL);
                         data_grad = true;
-                    } else {
-                        rk_graph_add_out(gr, c, dvs[d][k]);
-                        if (S.reads_other.count(M.order[first + j])) data_grad = true;
+                        continue;
                     }
+                    if (std::find(S.readers.begin(), S.readers.end(), M.order[first + j]) == S.readers.end()) continue;
+                    reader = true;
+                    rk_graph_add_out(gr, c, dvs[d][k]);
+                    if (S.reads_other.count(M.order[first + j])) data_grad = true;
                 }
                 if (!reader || data_grad) rk_graph_add_out(gr, c, grad_of(d));
                 continue;
@@ -193,6 +193,14 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             for (size_t k = 0; k < D.pieces.size(); k++) // the gradients of the pieces it reads
                 for (int r : D.piece_readers[k])
                     if (r == M.order[first + j]) rk_graph_add_out(gr, c, dpc[D.local][k]);
+        }
+        for (int k : G.vsums_carried) { // a view sum carried without reading the data: its view's backward
+            const ViewSum &S = M.view_sums[k];
+            if (G.deps_grad.count(S.owner) || !dvs.count(S.owner)) continue; // (with its reads above)
+            const std::vector<int> &own = M.groups[S.owner].vsums_owned;
+            const size_t at = std::find(own.begin(), own.end(), k) - own.begin();
+            rk_graph_add_use(gr, c, dvs[S.owner][at], RK_EDGE_REAL);
+            rk_graph_add_out(gr, c, grad_of(S.owner));
         }
     }
 }

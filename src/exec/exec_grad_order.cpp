@@ -302,16 +302,63 @@ void find_view_sums(Model &M) {
                 if (std::find(rs.begin(), rs.end(), cv.first) == rs.end()) rs.push_back(cv.first);
                 view_at[at] = w;
             }
+        // Where the plain step adds each read's gradient to the data's: at
+        // the backward of the view applied to the data (made at that view's
+        // node), or of the node reading the data itself.
+        auto read_at = [&](int c, const Value *x) -> int {
+            if (M.vi.at(x).kind == VK::View) {
+                const Value *b = first_view_below(M, x, d);
+                const Node *def = M.vi.at(b ? b : x).def;
+                return def ? M.node_index.at(def) : -1;
+            }
+            return M.groups[c].main ? M.node_index.at(M.groups[c].main) : -1;
+        };
         for (auto &rn : readers_by_node) {
             const Value *w = view_at.at(rn.first);
             std::vector<int> rs = rn.second;
-            if (rs.size() < 2) continue;
+            std::sort(rs.begin(), rs.end(), [&](int a, int b) { return M.groups[a].pos < M.groups[b].pos; });
+            // The carrier: the plain step runs the view's backward after those
+            // of every node reading the data made after the view (the engine
+            // runs functions newest first); the executor runs backwards in
+            // reverse topological order, so the first of those nodes carries it
+            // (the TFT's queries, a slice made before the values' Linear
+            // reads the data: the slice's gradient joined before the values').
+            const int at_w = read_at(rs.front(), w);
             const bool reducing = reducing_view_op(M.vi.at(w).def), part = part_view_op(M.vi.at(w).def);
+            int carrier = rs.front(), terms = 0;
+            std::set<const Value *> met;
+            for (auto &cv : via)
+                for (const Value *x : cv.second) {
+                    const Value *m = meet.at(x);
+                    terms += m ? (int)met.insert(m).second : 1;
+                    if (m == w && m) continue;
+                    const Group &C = M.groups[cv.first];
+                    if (read_at(cv.first, x) > at_w && C.pos < M.groups[carrier].pos && C.block == rblock)
+                        carrier = cv.first;
+                }
+            // A slice's or an expand's backward makes a new tensor, the data's
+            // gradient or the sum: the plain step makes it after the backward
+            // of every node made after the view, reader of the data or not (a
+            // residual `x[:, -T:]` taken where a gate's Linear and GLU are
+            // made: the executor made a padded gradient of x with the add's
+            // backward, held through the gate's backwards).
+            if (part || reducing)
+                for (int i = M.block_begin[rblock]; i < M.block_end[rblock]; i++) {
+                    const Group &C = M.groups[M.order[i]];
+                    if (C.pos >= M.groups[carrier].pos) break;
+                    if (C.has_grad && C.main && M.node_index.at(C.main) > at_w) {
+                        carrier = M.order[i];
+                        break;
+                    }
+                }
+            // (one reader: only when its gradient joins in another place, and
+            // for a view that makes no tensor, three terms or more: two add
+            // the same in either order)
+            if (rs.size() < 2 && (carrier == rs.front() || (terms < 3 && !part && !reducing))) continue;
             const int64_t wbytes = bytes_of(M, w, d);
             bool ok = reducing || part ? wbytes > 0 : wbytes == D.grad_bytes;
             for (int c : rs) ok = ok && M.groups[c].block == rblock;
             if (!ok) continue;
-            std::sort(rs.begin(), rs.end(), [&](int a, int b) { return M.groups[a].pos < M.groups[b].pos; });
             ViewSum S;
             S.v = w;
             S.owner = d;
@@ -326,11 +373,15 @@ void find_view_sums(Model &M) {
                 if (reader && other) S.reads_other.insert(cv.first);
                 others = others || other;
             }
-            if (!others && !reducing) continue; // (the sum is all the gradient: the same in any order)
+            // (the sum is all the gradient: the same in any order, but where a
+            // slice's padded gradient is made)
+            if (!others && !reducing && !(part && carrier != rs.front())) continue;
+            S.carrier = carrier;
             int k = (int)M.view_sums.size();
             M.view_sum_of[w] = k;
             D.vsums_owned.push_back(k);
             for (int c : rs) M.groups[c].vsums_read.push_back(k);
+            if (carrier != rs.front()) M.groups[carrier].vsums_carried.push_back(k);
             M.view_sums.push_back(std::move(S));
         }
     }
@@ -350,9 +401,11 @@ at::Tensor Runtime::vsum_leaf(int k) {
 size_t Runtime::seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool traced,
                                int64_t *traced_bytes) {
     size_t n = 0;
-    for (int k : M.groups[g].vsums_read) {
+    std::vector<int> ks = M.groups[g].vsums_read;
+    ks.insert(ks.end(), M.groups[g].vsums_carried.begin(), M.groups[g].vsums_carried.end());
+    for (int k : ks) {
         const ViewSum &S = M.view_sums[k];
-        if (S.last() != g) continue;
+        if (S.carrier != g) continue;
         at::Tensor sum;
         auto it = vsum_part.find(k);
         if (traced) { // the other readers' sum, as zeros (the tracer measures one backward)
@@ -370,6 +423,16 @@ size_t Runtime::seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vecto
         n++;
     }
     return n;
+}
+
+void Runtime::add_carried_leaves(int g, std::vector<at::Tensor> &inputs) {
+    for (int k : M.groups[g].vsums_carried)
+        for (const Part &P : gs[M.view_sums[k].owner].p) {
+            if (!P.leaf.defined() || !P.leaf.requires_grad()) continue;
+            bool among = false;
+            for (const at::Tensor &i : inputs) among = among || i.is_same(P.leaf);
+            if (!among) inputs.push_back(P.leaf);
+        }
 }
 
 void Runtime::forget_vsum_grad(int k) {

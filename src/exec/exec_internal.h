@@ -163,21 +163,30 @@ struct Group {
     // forward, as autograd frees them, and no part of its data.
     std::vector<char> part_dead;
     int64_t dead_part_bytes = 0;
-    // The view sums (Model::view_sums) of its data, and those it reads.
-    std::vector<int> vsums_owned, vsums_read;
+    // The view sums (Model::view_sums) of its data, those it reads, and
+    // those whose sum its backward adds in without reading the view.
+    std::vector<int> vsums_owned, vsums_read, vsums_carried;
 };
 
-// A view of a node's whole data (a transpose, permute, reshape: each element
-// once) read by two nodes or more, whose data other nodes read too: the
-// plain step sums the readers' gradients at the view's backward before they
-// join the data's gradient; a step does the same (exec_grad_order.cpp).
+// A view of a node's data whose readers' gradients the plain step sums in
+// the view's backward buffer before they join the data's gradient (a whole
+// view read by two nodes or more, a slice, an expand), or whose one reader's
+// gradient joins it after another reader's that the executor's order puts
+// later; a step does the same (exec_grad_order.cpp).
 struct ViewSum {
     const Value *v = nullptr; // the view
     int owner = -1;           // the group whose data it is a view of
     std::vector<int> readers; // the groups reading it, in topological order
     std::set<int> reads_other; // of the readers, those that read the owner's data otherwise too
     int64_t bytes = 0;
-    int last() const { return readers.front(); } // its backward runs last and adds the sum in
+    // The group whose backward hands the sum to the view's backward: the
+    // first reader (its backward runs last), or a node reading the data
+    // otherwise between the view and its readers (the plain step's view
+    // backward runs after that node's), which then makes the view first.
+    int carrier = -1;
+    // The reader reading the view itself (the others read a leaf on its
+    // bytes), or -1 when the carrier is not a reader.
+    int viewer() const { return carrier == readers.front() ? carrier : -1; }
 };
 
 struct Model {
@@ -206,7 +215,7 @@ struct Model {
     // Each group's parts' Part::grad_strides as an earlier step's Runtime
     // learned them (a Runtime starts from them and leaves its own): a later
     // step knows the plain step's layout before the first gradient arrives
-    // (first_grad_in_plain_layout, exec_runtime.cpp).
+    // (bwd_roots, exec_runtime.cpp).
     std::vector<std::vector<std::vector<int64_t>>> grad_layouts;
     // A copy's place for each BatchNorm-like node's running statistics, made
     // with the model (make_stat_shadows, exec_runtime.cpp): a recompute keeps
@@ -441,6 +450,11 @@ struct Part {
     // (exec_runtime.cpp, keep_grad_layout): put back as the leaf's .grad by
     // the post-accumulate hook.
     at::Tensor held_grad;
+    // The leaf's first gradient, a piece that was not dense (copied in that
+    // piece's order): the next one is summed as autograd's
+    // input buffer sums it (sum_after_first_piece, exec_runtime.cpp): that
+    // copy, while it is the leaf's .grad.
+    c10::weak_intrusive_ptr<c10::TensorImpl> first_piece{c10::intrusive_ptr<c10::TensorImpl>()};
 };
 // Whether g is dense and alone in its storage (from its first byte, no byte
 // more): a gradient that holds nothing but itself (exec_runtime.cpp).
@@ -521,13 +535,17 @@ struct Runtime {
     size_t seed_view_sums(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads, bool traced,
                           int64_t *traced_bytes = nullptr);
     void forget_vsum_grad(int k);
+    // The leaves of the data whose view sums group g carries, added to a
+    // split backward's input part's inputs (the view's backward reaches them).
+    void add_carried_leaves(int g, std::vector<at::Tensor> &inputs);
     // Both, for group g's backward (view sums unless view_sums is false: a
     // split backward's weight part): how many roots were appended.
     size_t seed_roots(int g, std::vector<at::Tensor> &roots, std::vector<at::Tensor> &grads,
                       const std::vector<at::Tensor> &inputs, bool view_sums, bool traced,
                       int64_t *traced_bytes = nullptr) {
-        size_t n = seed_leaf_grads(roots, grads, inputs);
-        return view_sums ? n + seed_view_sums(g, roots, grads, traced, traced_bytes) : n;
+        // (view sums first: a carrier's view is one more way into the data's leaf)
+        size_t n = view_sums ? seed_view_sums(g, roots, grads, traced, traced_bytes) : 0;
+        return n + seed_leaf_grads(roots, grads, inputs);
     }
     // The hooks of a leaf that takes gradients (exec_runtime.cpp).
     void hook_leaf(Part &T, const Group *G);

@@ -363,7 +363,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             // not its last reader, exec_grad_order.cpp): made now, on the
             // data's storage, so that only what the node saves counts.
             for (int k : G.vsums_read)
-                if (M.view_sums[k].last() != g) snaps.push_back({R.vsum_leaf(k), 0, 0, M.view_sums[k].owner});
+                if (M.view_sums[k].viewer() != g) snaps.push_back({R.vsum_leaf(k), 0, 0, M.view_sums[k].owner});
             // Leaves' grad accumulators hold their tensor: create them first so
             // that only saved tensors raise the reference counts.
             std::vector<std::shared_ptr<torch::autograd::Node>> accs;
@@ -444,15 +444,37 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                         for (size_t k = 0; k < R.gs[d].p.size(); k++)
                             if (M.groups[d].out_rg[k]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[k].leaf);
                     }
+                // The data of a view sum it carries without reading it (the view's
+                // backward gives it a gradient): there already when a later node
+                // gave the data a gradient of its own (not only the view sums').
+                for (int k : G.vsums_carried) {
+                    const int d = M.view_sums[k].owner;
+                    if (G.deps_grad.count(d) || !M.groups[d].pieces.empty()) continue;
+                    bool later = false;
+                    for (int c : M.groups[d].consumers) {
+                        const Group &C = M.groups[c];
+                        if (c == g || !C.has_grad || !C.deps_grad.count(d) || C.pos < G.pos) continue;
+                        bool of_d = false, direct = !C.vsums_carried.empty();
+                        for (int r : C.vsums_read) {
+                            const ViewSum &VS = M.view_sums[r];
+                            if (VS.owner != d) continue;
+                            of_d = true;
+                            direct = direct || VS.viewer() == c || VS.reads_other.count(c);
+                        }
+                        later = later || !of_d || direct;
+                    }
+                    for (size_t p = 0; p < R.gs[d].p.size(); p++)
+                        if (M.groups[d].out_rg[p]) (later ? acc_leaves : in_leaves).push_back(R.gs[d].p[p].leaf);
+                }
                 // A view sum's leaf this node reads (it is no last reader,
                 // exec_grad_order.cpp): added to in place when a reader whose
                 // backward runs before this one's (not the last) gave it a gradient.
                 for (int k : G.vsums_read) {
                     const ViewSum &VS = M.view_sums[k];
                     auto vp = R.vsum_part.find(k);
-                    if (VS.last() == g || vp == R.vsum_part.end() || !vp->second.leaf.defined()) continue;
+                    if (VS.viewer() == g || vp == R.vsum_part.end() || !vp->second.leaf.defined()) continue;
                     bool later = false;
-                    for (int c : VS.readers) later = later || (c != VS.last() && M.groups[c].pos > G.pos);
+                    for (int c : VS.readers) later = later || (c != VS.viewer() && M.groups[c].pos > G.pos);
                     (later ? acc_leaves : in_leaves).push_back(vp->second.leaf);
                 }
                 // The same for pieces (exec_pieces.cpp): a piece this node reads
@@ -597,6 +619,7 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
                     if (split_parts_equal(roots, grs, ps, xs)) {
                         if (!input_part_reads(M, R, g, roots, grs, xs)) { // else nothing to shed: kept whole
                             measure_bwd(ps, false, me.w_time, me.w_over, true);
+                            R.add_carried_leaves(g, xs);
                             measure_bwd(xs, false, me.x_time, me.x_over);
                             // Split only where neither part needs more than the
                             // one call even when x stays (the weight part holds

@@ -226,7 +226,7 @@ bool Runtime::made_on_vsum_leaf(int g, const Value *v) {
         auto vs = M.view_sum_of.find(p);
         if (vs != M.view_sum_of.end()) {
             const ViewSum &S = M.view_sums[vs->second];
-            return S.last() != g && std::find(S.readers.begin(), S.readers.end(), g) != S.readers.end();
+            return S.viewer() != g && std::find(S.readers.begin(), S.readers.end(), g) != S.readers.end();
         }
     }
 }
@@ -257,7 +257,7 @@ IValue Runtime::materialize_in(int g, const Value *v, std::unordered_map<const V
     }
     if (I.kind == VK::View && !M.view_sums.empty()) { // a view sum's reader but the last: its leaf
         auto vs = M.view_sum_of.find(v);
-        if (vs != M.view_sum_of.end() && M.view_sums[vs->second].last() != g) return vsum_leaf(vs->second);
+        if (vs != M.view_sum_of.end() && M.view_sums[vs->second].viewer() != g) return vsum_leaf(vs->second);
         if (I.def && I.src >= 0 && made_on_vsum_leaf(g, v)) { // (a slice of it: on the leaf, for g only)
             Stack st;
             for (size_t j = 0; j < I.def->inputs().size(); j++)
@@ -280,6 +280,11 @@ std::vector<at::Tensor> Runtime::exec_program(int g) {
     std::vector<std::pair<at::Tensor, at::Tensor>> stats; // running statistics, their values before a recompute (M.stat_shadow)
     std::unordered_map<const Value *, IValue> local;
     dup_alias.erase(g); // a recompute reads anew
+    // A view sum it carries without reading the view: the view made first,
+    // so that the backward runs its functions before the view's, as the
+    // plain step does (exec_grad_order.cpp).
+    if (at::GradMode::is_enabled())
+        for (int k : G.vsums_carried) materialize(M.view_sums[k].v);
     for (Node *n : G.prog) {
         Stack st;
         for (const Value *u : n->inputs()) st.push_back(materialize_in(g, u, local));
@@ -492,27 +497,77 @@ static at::Tensor keep_grad_layout(Part &T, const at::Tensor &gr) {
     return same_bytes(T.held_grad, leaf.sizes(), leaf.strides());
 }
 
+// Dense strides for t's sizes with t's dims in the order of its strides
+// (largest first; ties in dim order): the layout a sum with t as its first
+// operand takes (TensorIterator orders dims by the operands' strides).
+static std::vector<int64_t> dense_strides_in_order_of(const at::Tensor &t) {
+    const int64_t n = t.dim();
+    std::vector<int64_t> order(n);
+    for (int64_t d = 0; d < n; d++) order[d] = d;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        if (t.size(a) == 1 || t.size(b) == 1) return false;
+        return t.stride(a) > t.stride(b);
+    });
+    std::vector<int64_t> st(n, 1);
+    int64_t m = 1;
+    for (int64_t k = n; k-- > 0;) {
+        st[order[k]] = m;
+        m *= std::max<int64_t>(t.size(order[k]), 1);
+    }
+    return st;
+}
+
 // A leaf's first gradient that is not dense (a cat's narrow of its
-// gradient) while the plain step's engine hands the op's backward another
-// layout (grad_strides, which a later gradient gave in the probe: autograd
-// sums the narrow and the next gradient into a new tensor of that one's
-// layout; dgcnn's `repeat` after a cat and a permute): the accumulator would
-// make it contiguous and bwd_roots then copy it into that layout, both held
-// at once (a step 1.3 MiB above its prediction).  It is copied into that
-// layout at once instead, as keep_grad_layout keeps it, and later gradients
-// are added into it in place.  (The values are autograd's: the same sums.)
-static at::Tensor first_grad_in_plain_layout(Part &T, const at::Tensor &gr) {
+// gradient).  Autograd's input buffer holds it as it is, and sums the next
+// gradient into that one, in place, when nothing else holds that one and it
+// is dense (`var.add_(old)`: its layout; dgcnn's `repeat` after a cat and a
+// permute), else into a new tensor (`old + var`: the layout of the piece's
+// order; crm's ELU output read by a cat and a permute, whose ELU backward
+// gives other bits on a permuted gradient).  The leaf's accumulator would
+// make the piece contiguous and keep the next in its layout.  So the piece
+// is copied into dense bytes of its order (held in that layout where it is
+// not the leaf's), remembered (Part::first_piece), and the next gradient summed
+// as the input buffer sums it (sum_after_first_piece).  Its layout is then
+// the one the op's backward gets (grad_strides).  (The values are
+// autograd's: the same sums.)
+static at::Tensor first_grad_piece(Part &T, const at::Tensor &gr) {
     const at::Tensor &leaf = T.leaf;
-    if (at::GradMode::is_enabled() || T.grad_strides.empty() || leaf.grad().defined() || gr.is_sparse() ||
-        !gr.has_storage() || gr.is_non_overlapping_and_dense() || !leaf.is_non_overlapping_and_dense() ||
-        gr.sizes() != leaf.sizes() || gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device() ||
-        leaf.strides() == at::IntArrayRef(T.grad_strides))
+    if (at::GradMode::is_enabled() || leaf.grad().defined() || gr.is_sparse() || !gr.has_storage() ||
+        gr.is_non_overlapping_and_dense() || !leaf.is_non_overlapping_and_dense() || gr.sizes() != leaf.sizes() ||
+        gr.scalar_type() != leaf.scalar_type() || gr.device() != leaf.device() || overlapping(gr))
         return {};
-    at::Tensor t = at::empty_strided(leaf.sizes(), T.grad_strides, leaf.options().requires_grad(false));
-    if (!t.is_non_overlapping_and_dense()) return {};
+    at::Tensor t = at::empty_strided(leaf.sizes(), dense_strides_in_order_of(gr), leaf.options().requires_grad(false));
     t.copy_(gr);
+    T.first_piece = c10::weak_intrusive_ptr<c10::TensorImpl>(t.getIntrusivePtr());
+    T.grad_strides = t.strides().vec();
+    if (same_layout(t, leaf)) return t; // (the accumulator takes it as it is)
     T.held_grad = t;
     return same_bytes(t, leaf.sizes(), leaf.strides());
+}
+
+// The gradient after a first piece (first_grad_piece): into itself when the
+// input buffer would (dense, nobody else holding it, in another layout
+// than the piece's), else left to keep_grad_layout / the accumulator, which
+// add it into the piece's copy in place.
+static at::Tensor sum_after_first_piece(Part &T, const at::Tensor &gr) {
+    c10::intrusive_ptr<c10::TensorImpl> piece = T.first_piece.lock();
+    if (!piece) return {};
+    T.first_piece = c10::weak_intrusive_ptr<c10::TensorImpl>(c10::intrusive_ptr<c10::TensorImpl>());
+    const at::Tensor &leaf = T.leaf;
+    at::Tensor cur = leaf.grad();
+    if (at::GradMode::is_enabled() || !cur.defined() || cur.unsafeGetTensorImpl() != piece.get() || !gr.defined() ||
+        gr.sizes() != cur.sizes() ||
+        gr.scalar_type() != cur.scalar_type() || gr.device() != cur.device())
+        return {};
+    const bool stealable = gr.is_non_overlapping_and_dense() && (long)gr.use_count() <= hook_refs &&
+                           gr.has_storage() && gr.storage().use_count() == 1;
+    if (!stealable || gr.strides() == cur.strides() || storage_shared(cur)) return {};
+    at::Tensor s = gr;
+    s.add_(cur);
+    T.held_grad = s.is_view() ? same_bytes(s, s.sizes(), s.strides()) : s;
+    T.grad_strides = s.strides().vec();
+    leaf.mutable_grad() = at::Tensor();
+    return same_bytes(T.held_grad, leaf.sizes(), leaf.strides());
 }
 
 // A gradient that reaches a leaf while something else holds it too — an
@@ -622,9 +677,11 @@ void Runtime::hook_leaf(Part &T, const Group *G) {
         if (expanded.defined()) return expanded;
         at::Tensor own = own_grad(P.leaf, gr);
         if (own.defined()) return own;
-        at::Tensor kept = keep_grad_layout(P, gr);
+        at::Tensor kept = sum_after_first_piece(P, gr);
         if (kept.defined()) return kept;
-        kept = first_grad_in_plain_layout(P, gr);
+        kept = keep_grad_layout(P, gr);
+        if (kept.defined()) return kept;
+        kept = first_grad_piece(P, gr);
         if (kept.defined()) return kept;
         return G ? share_grad(*G, P, gr, shared_grad_bytes) : at::Tensor();
     });
@@ -774,6 +831,11 @@ namespace {
 struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
     at::Tensor g;
     size_t impl_refs = 0;
+    // The holders the caller knows (the gradient list, this hook's, those it
+    // names): with another holder (the one gradient an add's backward gave
+    // both its inputs, share_grad), the bytes stay (scVI's `a * b + c * d`
+    // summed: the other holder's backward read freed bytes, a crash).
+    size_t own = 0;
     int64_t freed = 0;
     bool keep = false; // the gradient is the caller's after the backward (GradDonation.keep)
     const std::function<void()> *after = nullptr;
@@ -789,11 +851,12 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
         const at::Tensor &o = outputs[0];
         if (!o.defined() || !o.has_storage() || o.is_same(g) || !o.storage().is_alias_of(g.storage())) return false;
         const bool based = o.is_view() && o._base().is_same(g); // the view's record of its base
-        return g.use_count() == impl_refs + 2 + (based ? 1 : 0) && g.storage().use_count() == 2 &&
-               o.layout() == at::kStrided;
+        return impl_refs == own && g.use_count() == impl_refs + 2 + (based ? 1 : 0) &&
+               g.storage().use_count() == 2 && o.layout() == at::kStrided;
     }
     bool exclusive() const {
-        return g.defined() && g.has_storage() && g.use_count() == impl_refs + 2 && g.storage().use_count() == 1;
+        return g.defined() && g.has_storage() && impl_refs == own && g.use_count() == impl_refs + 2 &&
+               g.storage().use_count() == 1;
     }
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
                                               const torch::autograd::variable_list &) override {
@@ -834,10 +897,9 @@ struct FreeConsumedGrad : torch::autograd::FunctionPostHook {
 // hook's, plus those it names, e.g. a leaf's .grad) when the gradient is donated.
 struct DonateGrad : torch::autograd::FunctionPreHook {
     const FreeConsumedGrad *h = nullptr;
-    size_t own = 0;
     torch::autograd::variable_list operator()(const torch::autograd::variable_list &grads) override {
         grad_donation() = GradDonation();
-        if (h->impl_refs == own && !grads.empty() && grads[0].defined() && h->exclusive() && grads[0].is_same(h->g)) {
+        if (!grads.empty() && grads[0].defined() && h->exclusive() && grads[0].is_same(h->g)) {
             grad_donation().impl = h->g.unsafeGetTensorImpl();
             grad_donation().keep = h->keep;
         }
@@ -875,13 +937,13 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
         h = hook.get();
         if (grads[0].defined() && grads[0].has_storage()) h->g = grads[0];
         h->impl_refs = h->g.defined() ? h->g.use_count() : 0;
+        h->own = own_refs + 2; // + grads and h->g
         h->after = &after_root;
         h->keep = keep;
         h->to_view = consume && !retain;
         key = fn->add_post_hook(std::move(hook));
         auto pre = std::make_unique<DonateGrad>();
         pre->h = h;
-        pre->own = own_refs + 2; // + grads and h->g
         donate = pre.get();
         fn->add_pre_hook(std::move(pre));
     }
@@ -922,6 +984,7 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
         if (S.parts_done & part)
             fail(RK_EINPUT, "the schedule runs the " + std::string(part == BWD_WEIGHT ? "weight" : "input") +
                                 " part of the backward of " + where(G.main) + " twice on one forward");
+        if (part == BWD_INPUT) add_carried_leaves(g, xs);
         inputs = part == BWD_WEIGHT ? ps : xs;
         last = (S.parts_done | part) == (BWD_WEIGHT | BWD_INPUT);
         S.parts_done |= part;
@@ -1053,8 +1116,9 @@ void Runtime::forget_phantom(int g) {
 
 void Runtime::forget_grad(int g) {
     stack_grad.erase(g);
-    for (auto &P : gs[g].p)
+    for (auto &P : gs[g].p) {
         if (P.leaf.defined()) P.leaf.mutable_grad() = at::Tensor();
+    }
 }
 
 } // namespace rkx
