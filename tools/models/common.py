@@ -166,6 +166,12 @@ def setup(args):
         die("--out %s: directory %s does not exist" % (args.out, d))
 
 
+def python_op_nodes(graph):
+    """The Python functions (prim::PythonOp) a traced graph still calls, by
+    name: torch.jit.save cannot write them."""
+    return sorted({n.pyname() for n in graph.nodes() if n.kind() == "prim::PythonOp"})
+
+
 def control_flow_nodes(graph):
     """Names and source places of prim::If / prim::Loop nodes, nested blocks included."""
     found = []
@@ -312,8 +318,12 @@ class LostInCapture:
         self.hook = torch.Tensor.register_hook
         apply, hook, names = self.apply, self.hook, self.names
 
+        checkpoint = self.checkpoint = []
+
         def spy_apply(cls, *a, **k):
-            if not cls.__module__.startswith("torch."):
+            if cls.__module__.startswith("torch.utils.checkpoint"):
+                checkpoint.append(cls.__qualname__)
+            elif not cls.__module__.startswith("torch."):
                 names.append("torch.autograd.Function %s.%s" % (cls.__module__, cls.__qualname__))
             return apply.__func__(cls, *a, **k)
 
@@ -346,6 +356,10 @@ def export(model, inputs, args, name, config):
         # return a dict or a list (rkmate's loss sums every floating output).
         with LostInCapture() as lost:
             traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
+    if lost.checkpoint:
+        die("%s: the model's forward calls torch.utils.checkpoint, which torch.jit.trace records as a "
+            "Python call that torch.jit.save cannot write; call the checkpointed layers directly: rkmate "
+            "chooses what to recompute itself" % name, 1)
     if lost.names:
         die("%s: the model's forward uses %s: torch.jit.trace and torch.export keep no custom backward "
             "and no gradient hook, so the exported model would train without them (write the "
@@ -371,11 +385,20 @@ def export(model, inputs, args, name, config):
     bad = control_flow_nodes(inlined_graph(traced))
     if bad:
         die("traced graph of %s still has control flow: %s" % (name, "; ".join(bad)), 1)
+    py = python_op_nodes(inlined_graph(traced))
+    if py:
+        die("%s: the traced forward calls Python functions (%s), which torch.jit.save cannot write"
+            % (name, ", ".join(py)), 1)
 
     # The model is written last (renamed from PATH.pt.tmp once everything else
     # is there), so a failed export leaves no PATH.pt behind.
     tmp = args.out + ".tmp"
-    traced.save(tmp)
+    try:
+        traced.save(tmp)
+    except BaseException:
+        if os.path.exists(tmp):  # (a failed save leaves part of the file)
+            os.unlink(tmp)
+        raise
     save_s = time.perf_counter() - t0 - trace_s
     # Count nodes on the reloaded file, as libtorch will see it (saving pools
     # constants, so the in-memory traced graph can have a few more).
