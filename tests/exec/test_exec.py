@@ -726,6 +726,28 @@ class TestBadInput(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
             self.assertFalse(os.path.exists(out + ".tmp"))
 
+    def test_export_warns_of_cumulative_batchnorm(self):
+        # BatchNorm(momentum=None): the trace keeps one factor (docs/exec.md,
+        # "What torch.jit.trace fixes silently"); the exporter says so and
+        # records it in the meta file's data_dependent_fixed
+        import argparse
+
+        import torch
+        sys.path.insert(0, MODELS)
+        import common
+
+        model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4, momentum=None),
+                                    torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 2))
+        out = os.path.join(TMP, "cumbn.pt")
+        args = argparse.Namespace(out=out, dtype="float32", seed=0, threads=None, pt2=False, no_check=True)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            common.export(model.train(), [torch.randn(2, 3, 8, 8)], args, "cumbn", {})
+        self.assertIn("BatchNorm(momentum=None)", err.getvalue())
+        with open(out[:-3] + ".meta.json") as f:
+            meta = json.load(f)
+        self.assertTrue(any("momentum=None" in w for w in meta["data_dependent_fixed"]), meta)
+
     def test_control_flow_named(self):
         def forward(self, x):
             y = self.l(x)

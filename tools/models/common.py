@@ -382,6 +382,18 @@ def export(model, inputs, args, name, config):
     for w in fixed:
         log("WARNING: the trace fixed a data-dependent value as a constant (the saved model always does what "
             "the example inputs did): " + w)
+    # BatchNorm(momentum=None) averages cumulatively with the factor
+    # 1 / num_batches_tracked, a Python float of a buffer: the trace keeps the
+    # traced call's factor, used at every step (no TracerWarning says so).
+    cumulative = [n or type(m).__name__ for n, m in model.named_modules()
+                  if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training and m.momentum is None
+                  and m.track_running_stats]
+    for n in cumulative:
+        w = ("%s: BatchNorm(momentum=None) keeps a cumulative average with factor 1 / num_batches_tracked; the "
+             "trace fixed the traced call's factor, which the saved model uses at every step (give it a momentum)"
+             % n)
+        fixed.append(w)
+        log("WARNING: the trace fixed a data-dependent value as a constant: " + w)
     bad = control_flow_nodes(inlined_graph(traced))
     if bad:
         die("traced graph of %s still has control flow: %s" % (name, "; ".join(bad)), 1)
