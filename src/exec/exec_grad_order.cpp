@@ -331,7 +331,7 @@ void find_view_sums(Model &M) {
                 for (const Value *x : cv.second) {
                     const Value *m = meet.at(x);
                     terms += m ? (int)met.insert(m).second : 1;
-                    if (m == w && m) continue;
+                    if (m == w) continue;
                     const Group &C = M.groups[cv.first];
                     if (read_at(cv.first, x) > at_w && C.pos < M.groups[carrier].pos && C.block == rblock)
                         carrier = cv.first;
