@@ -556,8 +556,7 @@ static at::Tensor sum_after_first_piece(Part &T, const at::Tensor &gr) {
     const at::Tensor &leaf = T.leaf;
     at::Tensor cur = leaf.grad();
     if (at::GradMode::is_enabled() || !cur.defined() || cur.unsafeGetTensorImpl() != piece.get() || !gr.defined() ||
-        gr.sizes() != cur.sizes() ||
-        gr.scalar_type() != cur.scalar_type() || gr.device() != cur.device())
+        gr.sizes() != cur.sizes() || gr.scalar_type() != cur.scalar_type() || gr.device() != cur.device())
         return {};
     const bool stealable = gr.is_non_overlapping_and_dense() && (long)gr.use_count() <= hook_refs &&
                            gr.has_storage() && gr.storage().use_count() == 1;
@@ -1116,9 +1115,8 @@ void Runtime::forget_phantom(int g) {
 
 void Runtime::forget_grad(int g) {
     stack_grad.erase(g);
-    for (auto &P : gs[g].p) {
+    for (auto &P : gs[g].p)
         if (P.leaf.defined()) P.leaf.mutable_grad() = at::Tensor();
-    }
 }
 
 } // namespace rkx

@@ -394,10 +394,11 @@ def export(model, inputs, args, name, config):
              % n)
         fixed.append(w)
         log("WARNING: the trace fixed a data-dependent value as a constant: " + w)
-    bad = control_flow_nodes(inlined_graph(traced))
+    graph = inlined_graph(traced)
+    bad = control_flow_nodes(graph)
     if bad:
         die("traced graph of %s still has control flow: %s" % (name, "; ".join(bad)), 1)
-    py = python_op_nodes(inlined_graph(traced))
+    py = python_op_nodes(graph)
     if py:
         die("%s: the traced forward calls Python functions (%s), which torch.jit.save cannot write"
             % (name, ", ".join(py)), 1)
