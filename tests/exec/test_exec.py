@@ -685,7 +685,6 @@ class TestBadInput(unittest.TestCase):
         import argparse
 
         import torch
-        from torch.utils.checkpoint import checkpoint
         sys.path.insert(0, MODELS)
         import common
 
@@ -707,15 +706,12 @@ class TestBadInput(unittest.TestCase):
                 h = torch.relu(self.f(x))
                 if self.how == "function":
                     h = Reverse.apply(h)
-                elif self.how == "checkpoint":  # (unseen12's linformer_ckpt: a file left half written)
-                    h = checkpoint(self.f, h, use_reentrant=False)
                 else:
                     h = h * 1.0
                     h.register_hook(lambda g: -g)
                 return self.d(h).pow(2).mean()
 
-        for how, said in (("function", "torch.autograd.Function"), ("hook", "Tensor.register_hook"),
-                          ("checkpoint", "torch.utils.checkpoint")):
+        for how, said in (("function", "torch.autograd.Function"), ("hook", "Tensor.register_hook")):
             out = os.path.join(TMP, "lost_" + how + ".pt")
             args = argparse.Namespace(out=out, dtype="float32", seed=0, threads=None, pt2=False, no_check=True)
             err = io.StringIO()
@@ -725,6 +721,70 @@ class TestBadInput(unittest.TestCase):
             self.assertIn(said, err.getvalue())
             self.assertFalse(os.path.exists(out))
             self.assertFalse(os.path.exists(out + ".tmp"))
+
+    def test_export_inlines_checkpoint(self):
+        # torch.utils.checkpoint (unseen12's linformer_ckpt, HF / timm with
+        # gradient checkpointing on): torch.jit.trace records its
+        # torch.autograd.Function as a Python call that torch.jit.save cannot
+        # write; the exporter calls the checkpointed function directly (rkmate
+        # chooses what to recompute), for both variants, however the model
+        # imported it, and the saved model's gradients are the eager model's
+        import argparse
+
+        import torch
+        import torch.utils.checkpoint
+        from torch.utils.checkpoint import checkpoint
+        sys.path.insert(0, MODELS)
+        import common
+
+        class Net(torch.nn.Module):
+            def __init__(self, reentrant):
+                super().__init__()
+                self.reentrant = reentrant
+                self.a, self.b = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+                self.drop = torch.nn.Dropout(0.5)
+
+            def block(self, h, scale=1.0):
+                return self.drop(torch.tanh(self.a(h))) * scale
+
+            def forward(self, x):
+                if self.reentrant:
+                    h = checkpoint(self.block, x, use_reentrant=True)
+                else:
+                    h = checkpoint(self.block, x, scale=2.0, use_reentrant=False)
+                h = torch.utils.checkpoint.checkpoint_sequential([self.b, torch.nn.ReLU()], 2, h,
+                                                                 use_reentrant=self.reentrant)
+                return h.pow(2).mean()
+
+        generator = torch.utils.checkpoint._checkpoint_without_reentrant_generator
+        for reentrant in (True, False):
+            name = "ckpt_%s" % ("reentrant" if reentrant else "nonreentrant")
+            out = os.path.join(TMP, name + ".pt")
+            args = argparse.Namespace(out=out, dtype="float32", seed=0, threads=None, pt2=False, no_check=False)
+            torch.manual_seed(1)
+            model = Net(reentrant).train()
+            x = torch.randn(4, 8, requires_grad=True)
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                meta = common.export(model, [x.detach()], args, name, {})
+            self.assertIn("inlined", err.getvalue())
+            self.assertEqual(meta["checkpoints_inlined"], 2, err.getvalue())  # the last segment is not checkpointed
+            self.assertIs(torch.utils.checkpoint._checkpoint_without_reentrant_generator, generator)
+            traced = torch.jit.load(out)
+            self.assertNotIn("prim::PythonOp", str(traced.inlined_graph))
+            for m in (model, traced):  # (a reentrant checkpoint refuses autograd.grad)
+                x.grad = None
+                for p in m.parameters():
+                    p.grad = None
+                torch.manual_seed(7)
+                loss = m(x)
+                loss.backward()
+                grads = [x.grad] + [p.grad for p in m.parameters()]
+                if m is model:
+                    eager = (loss, grads)
+            self.assertTrue(torch.equal(loss, eager[0]), (loss, eager[0]))
+            for g, e in zip(grads, eager[1]):
+                self.assertTrue(torch.equal(g, e), name)
 
     def test_export_warns_of_cumulative_batchnorm(self):
         # BatchNorm(momentum=None): the trace keeps one factor (docs/exec.md,

@@ -310,22 +310,45 @@ class LostInCapture:
     custom torch.autograd.Function's backward (the trace records a Python call,
     which torch.jit.save refuses; torch.export inlines its forward and drops its
     backward: a gradient reversal layer then trains with the sign flipped) and a
-    tensor's gradient hook (register_hook: dropped by both)."""
+    tensor's gradient hook (register_hook: dropped by both).
+
+    torch.utils.checkpoint is inlined instead (its count in .checkpoint): the
+    checkpointed function is called directly, as without checkpointing, since
+    rkmate chooses what to recompute itself.  Both of its variants are caught
+    wherever the model imported `checkpoint` from: the reentrant one by its
+    CheckpointFunction.apply, the non-reentrant one by the module-level
+    generator that `checkpoint` looks up when called (its saved-tensor hooks
+    and its _NoopSaveInputs are then never made).  The forward's values are
+    the same (a checkpointed forward runs once, under no_grad, with the same
+    random numbers), and so are the gradients."""
 
     def __enter__(self):
+        import torch.utils.checkpoint as ckpt
         self.names = []
+        self.checkpoint = 0
         self.apply = torch.autograd.Function.__dict__["apply"]
         self.hook = torch.Tensor.register_hook
+        self.ckpt_module = ckpt
+        self.ckpt_generator = getattr(ckpt, "_checkpoint_without_reentrant_generator", None)
         apply, hook, names = self.apply, self.hook, self.names
 
-        checkpoint = self.checkpoint = []
-
         def spy_apply(cls, *a, **k):
-            if cls.__module__.startswith("torch.utils.checkpoint"):
-                checkpoint.append(cls.__qualname__)
-            elif not cls.__module__.startswith("torch."):
+            if cls.__module__.startswith("torch.utils.checkpoint") and cls.__name__ == "CheckpointFunction":
+                self.checkpoint += 1
+                run_function, _preserve_rng_state, *args = a
+                return run_function(*args)
+            if not cls.__module__.startswith("torch."):
                 names.append("torch.autograd.Function %s.%s" % (cls.__module__, cls.__qualname__))
             return apply.__func__(cls, *a, **k)
+
+        def no_checkpoint_context(*a, **k):
+            # checkpoint(use_reentrant=False) runs next(gen), the function,
+            # next(gen): nothing is set up around the function
+            self.checkpoint += 1
+            yield
+
+        if self.ckpt_generator is not None:
+            ckpt._checkpoint_without_reentrant_generator = no_checkpoint_context
 
         def spy_hook(t, fn):
             names.append("Tensor.register_hook(%s)" % getattr(fn, "__qualname__", type(fn).__name__))
@@ -338,6 +361,8 @@ class LostInCapture:
     def __exit__(self, *exc):
         torch.autograd.Function.apply = self.apply
         torch.Tensor.register_hook = self.hook
+        if self.ckpt_generator is not None:
+            self.ckpt_module._checkpoint_without_reentrant_generator = self.ckpt_generator
         self.names = sorted(set(self.names))
         return False
 
@@ -357,9 +382,9 @@ def export(model, inputs, args, name, config):
         with LostInCapture() as lost:
             traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
     if lost.checkpoint:
-        die("%s: the model's forward calls torch.utils.checkpoint, which torch.jit.trace records as a "
-            "Python call that torch.jit.save cannot write; call the checkpointed layers directly: rkmate "
-            "chooses what to recompute itself" % name, 1)
+        log("%s: %d torch.utils.checkpoint call%s inlined (the checkpointed layers are traced as if called "
+            "directly): rkmate chooses what to recompute itself" % (name, lost.checkpoint,
+                                                                      "" if lost.checkpoint == 1 else "s"))
     if lost.names:
         die("%s: the model's forward uses %s: torch.jit.trace and torch.export keep no custom backward "
             "and no gradient hook, so the exported model would train without them (write the "
@@ -431,6 +456,7 @@ def export(model, inputs, args, name, config):
         "file_bytes": os.path.getsize(tmp),
         "tracer_warnings": tracer_warnings,
         "data_dependent_fixed": fixed,
+        "checkpoints_inlined": lost.checkpoint,
         "torch": str(torch.__version__),
         "train_mode": True,
     }

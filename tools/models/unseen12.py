@@ -121,7 +121,8 @@ before the projection, and every layer wrapped in
 torch.utils.checkpoint.checkpoint(use_reentrant=False) as HF / timm do when
 gradient checkpointing is on.  torch.jit.trace records the non-reentrant
 checkpoint's torch.autograd.Function as a prim::PythonOp that torch.jit.save
-refuses, so this model tests the exporter's refusal.
+refuses; the exporter first refused it by name, and now inlines every
+checkpoint call (the layers traced as if called directly).
 
 Exported like the zoo (tools/models/common.export), with the zoo's options,
 so that `tools/bench/zoo.py --models-script tools/models/unseen12.py` runs
