@@ -359,6 +359,8 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
     mp.time_limit = p->time_limit;
     if (p->time_limit > 0) /* the heuristics' time counts */
         mp.time_limit = fmax(0.1 * p->time_limit, p->time_limit - (cm_now() - t0));
+    if (p->time_limit > 0 && p->time_limit_no_schedule > p->time_limit && !have_best)
+        mp.time_limit_no_incumbent = p->time_limit_no_schedule - (cm_now() - t0);
     mp.node_limit = p->node_limit;
     mp.gap = p->gap > 0 ? p->gap : 1e-6;
     mp.threads = p->milp_threads > 0 ? p->milp_threads : (p->threads > 0 ? p->threads : 0);
@@ -415,7 +417,7 @@ finish:
             r = rk_fail(err, RK_EINFEASIBLE,
                         "checkmate: no schedule found within the time limit (%g s) and no heuristic schedule fits in "
                         "%lld bytes",
-                        p->time_limit, (long long)budget);
+                        fmax(p->time_limit, p->time_limit_no_schedule), (long long)budget);
         goto done;
     }
     inf.optimal = res.status == RK_MILP_OPTIMAL && best_time <= res.objective + cm_obj_offset(m) + 1e-9 * fmax(1, best_time);

@@ -35,6 +35,12 @@ typedef struct {
     int grid_peak;          /* number of M_peak values (default 20) */
     int grid_save;          /* number of M_save values per M_peak (default 20) */
     double time_limit;      /* seconds per ILP (default 10); <= 0: none */
+    double time_limit_no_schedule; /* whole-graph Checkmate only: when above
+                               time_limit, the search goes on past it while
+                               no schedule within the budget is known, up to
+                               this, and stops at the first one found after
+                               time_limit (rk_milp_params.time_limit_no_incumbent);
+                               0 (default): time_limit holds */
     long node_limit;        /* B&B nodes per ILP, <= 0: none.  Unlike the time
                                limit it keeps the grid's output independent of
                                the machine's speed and load */

@@ -804,7 +804,7 @@ static rk_status bb_feasibility(bb_ctx *c, const rk_lp *lp, const rk_milp_params
     q.threads = p->threads;
     q.seed = p->seed;
     q.node_limit = p->node_limit;
-    if (p->time_limit > 0) q.time_limit = fmax(p->time_limit - bb_elapsed(c), 1e-3);
+    if (bb_time_limit(c) > 0) q.time_limit = fmax(bb_time_limit(c) - bb_elapsed(c), 1e-3);
     rk_milp_result r;
     rk_status rs = bb_search(f, &q, &r, c->err, 1);
     rk_lp_free(f);

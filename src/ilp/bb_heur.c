@@ -62,7 +62,7 @@ static rk_lp_status bb_solve_unscaled(bb_ctx *c, const double *lb, const double 
     if (s) {
         spx_opts o;
         spx_opts_default(&o);
-        if (c->par->time_limit > 0) o.time_limit = fmax(c->par->time_limit - bb_elapsed(c), 1e-3);
+        if (bb_time_limit(c) > 0) o.time_limit = fmax(bb_time_limit(c) - bb_elapsed(c), 1e-3);
         st = spx_solve(s, &o);
         if (st == RK_LP_OPTIMAL) {
             spx_get_x(s, out);
@@ -338,8 +338,8 @@ static void bb_sub_mip(bb_ctx *c, const double *lb, const double *ub, long node_
     p.node_limit = node_limit;
     p.gap = c->par->gap;
     int ok = 1;
-    if (c->par->time_limit > 0) {
-        p.time_limit = c->par->time_limit - bb_elapsed(c);
+    if (bb_time_limit(c) > 0) {
+        p.time_limit = bb_time_limit(c) - bb_elapsed(c);
         if (p.time_limit <= 0.01) ok = 0;
     }
     if (c->has_inc) p.incumbent = c->inc_x;

@@ -158,6 +158,9 @@ typedef struct bb_ctx {
 /* the LP relaxation and the clock (bb_lp.c) */
 double bb_now(void);
 double bb_elapsed(const bb_ctx *c);
+/* The time limit in force: par->time_limit, or while there is no incumbent
+ * par->time_limit_no_incumbent when that is longer. */
+double bb_time_limit(const bb_ctx *c);
 int bb_time_up(const bb_ctx *c);
 
 /* The value a node must beat to be worth exploring (min form); +inf when

@@ -20,8 +20,15 @@ double bb_now(void) {
 
 double bb_elapsed(const bb_ctx *c) { return bb_now() - c->t0; }
 
+double bb_time_limit(const bb_ctx *c) {
+    double t = c->par->time_limit;
+    if (t > 0 && !c->has_inc && c->par->time_limit_no_incumbent > t) t = c->par->time_limit_no_incumbent;
+    return t;
+}
+
 int bb_time_up(const bb_ctx *c) {
-    return c->par->time_limit > 0 && bb_elapsed(c) >= c->par->time_limit;
+    double t = bb_time_limit(c);
+    return t > 0 && bb_elapsed(c) >= t;
 }
 
 /* Nodes with a bound at or above this cannot improve the incumbent by more
@@ -59,8 +66,8 @@ rk_lp_status bb_solve_lp(bb_ctx *c, long iter_limit, int with_cutoff) {
     spx_opts o;
     spx_opts_default(&o);
     o.iter_limit = iter_limit;
-    if (c->par->time_limit > 0) {
-        double left = c->par->time_limit - bb_elapsed(c);
+    if (bb_time_limit(c) > 0) {
+        double left = bb_time_limit(c) - bb_elapsed(c);
         o.time_limit = left > 1e-3 ? left : 1e-3;
     }
     o.cutoff = INFINITY;

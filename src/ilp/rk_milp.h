@@ -86,6 +86,11 @@ RK_API void rk_milp_pseudocosts_free(rk_milp_pseudocosts *pc);
 typedef struct {
     int lp_only;          /* solve the LP relaxation only */
     double time_limit;    /* seconds, <= 0: none */
+    /* Seconds (0, the default: time_limit holds): when above time_limit,
+     * the search goes on past time_limit while it has no incumbent, up to
+     * this, and stops at the first incumbent found after time_limit (a
+     * caller that wants some answer rather than none in time_limit). */
+    double time_limit_no_incumbent;
     double gap;           /* relative gap to stop at (default 1e-6) */
     long node_limit;      /* <= 0: none */
     int threads;          /* 0: OpenMP default; results identical for any */

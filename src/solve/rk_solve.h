@@ -109,7 +109,10 @@ typedef struct {
                                     a model of a few large blocks (a U-Net)
                                     has schedules below its block plans'
                                     floor.  Its schedule is returned with
-                                    res->whole_graph = 1.  A MILP stopped by
+                                    res->whole_graph = 1.  While it has no
+                                    schedule within the budget, the search
+                                    goes on up to 4 x this and stops at the
+                                    first one found.  A MILP stopped by
                                     this limit makes the answer depend on the
                                     machine's speed.  <= 0: never.  Default 4 */
     int whole_graph_max_nodes;   /* rockmate: the most compute nodes (all

@@ -643,6 +643,10 @@ static int whole_graph_applies(rk_solver *s, int64_t budget) {
     return rk_solver_min_budget_bound(s, &lb, &e2) == RK_OK && budget >= lb;
 }
 
+/* How much longer than whole_graph_time whole-graph Checkmate may search
+ * while it has no schedule within the budget. */
+#define WHOLE_GRAPH_NO_SCHEDULE_FACTOR 4
+
 /* Rockmate's last resort at a budget below its block plans' floor:
  * whole-graph Checkmate within p.whole_graph_time.  RK_EINFEASIBLE when it
  * finds nothing. */
@@ -650,6 +654,10 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, rk_schedule *sc
                                    rk_error *err) {
     rk_checkmate_params cm = s->p.cm;
     cm.time_limit = s->p.whole_graph_time;
+    /* with no schedule yet, an answer late beats none: a one-block chain's
+     * root LP alone can take longer than the limit (unseen12's Point
+     * Transformer at 50 %: 5.5 s, its first schedule at 6 s) */
+    cm.time_limit_no_schedule = WHOLE_GRAPH_NO_SCHEDULE_FACTOR * s->p.whole_graph_time;
     cm.deadline = 0;
     cm.node_limit = 0;
     rk_status r = solve_checkmate(s, budget, &cm, sched, res, err);

@@ -366,6 +366,45 @@ START_TEST(test_node_limit_bound) {
 }
 END_TEST
 
+/* time_limit_no_incumbent: past time_limit the search goes on while it has
+ * no incumbent and stops at the first one (rockmate's whole-graph fallback:
+ * an answer late beats none).  A rematerialization MILP (n16_B78, optimum
+ * 381, which takes thousands of nodes to prove) at a time limit that ends
+ * the search in its root LP: nothing without the extension, a schedule with
+ * it, found and returned long before the proof. */
+START_TEST(test_time_limit_no_incumbent) {
+    rk_lp *lp = ilp_read_data_mps("remat", "remat_n16_B78.mps.gz");
+    rk_milp_params p;
+    rk_milp_params_default(&p);
+    p.time_limit = 1e-6;
+    rk_milp_result r = solve(lp, &p);
+    ck_assert_int_eq(r.status, RK_MILP_TIME_LIMIT);
+    ck_assert(!r.has_solution);
+    rk_milp_result_free(&r);
+    p.time_limit_no_incumbent = 300;
+    r = solve(lp, &p);
+    ck_assert(r.has_solution);
+    ck_assert_int_eq(r.status, RK_MILP_TIME_LIMIT);
+    ck_assert_double_le(ilp_max_violation(lp, r.x, 1), 1e-6);
+    ck_assert_double_ge(r.objective, 381 - 1e-6);
+    ck_assert_double_le(r.bound, 381 + 1e-6);
+    ck_assert_int_le(r.nodes, 200);
+    /* that schedule handed in as the incumbent: time_limit holds again */
+    double *x = malloc((size_t)lp->n * sizeof *x);
+    memcpy(x, r.x, (size_t)lp->n * sizeof *x);
+    rk_milp_result_free(&r);
+    rk_milp_params q = p;
+    q.incumbent = x;
+    r = solve(lp, &q);
+    ck_assert_int_eq(r.status, RK_MILP_TIME_LIMIT);
+    ck_assert(r.has_solution);
+    ck_assert_int_eq(r.nodes, 0);
+    rk_milp_result_free(&r);
+    free(x);
+    rk_lp_free(lp);
+}
+END_TEST
+
 START_TEST(test_threads_identical) {
     const char *names[] = {"p0201", "misc03", "bell3a"};
     for (int k = 0; k < 3; k++) {
@@ -924,6 +963,7 @@ int main(void) {
     tcase_add_test(toys, test_maximize_general_integers);
     tcase_add_test(toys, test_incumbent_used);
     tcase_add_test(toys, test_node_limit_bound);
+    tcase_add_test(toys, test_time_limit_no_incumbent);
     tcase_add_test(toys, test_pseudocosts_round_trip);
     tcase_add_test(toys, test_pseudocost_branching);
     tcase_add_test(toys, test_seed);
