@@ -333,6 +333,17 @@ rk_status rk_checkmate_chain_solve(const rk_chain *ch, int64_t budget, const rk_
     if (p->verbose)
         rk_log_printf(&p->log, RK_LOG_INFO, "checkmate: incumbent %s (time %.6g), best known schedule %s (time %.6g), %.3f s",
                 inf.incumbent_source, inc_time, inf.source, best_time, cm_now() - t0);
+    if (p->greedy_only) { /* no MILP: the best of the greedy and the seeds */
+        res.status = RK_MILP_TIME_LIMIT;
+        inf.bound = cm_obj_offset(m); /* every node once */
+        if (!have_best) {
+            r = rk_fail(err, RK_EINFEASIBLE,
+                        "checkmate: the greedy rematerialization finds no schedule within %lld bytes (no MILP)",
+                        (long long)budget);
+            goto done;
+        }
+        goto finish;
+    }
     /* 2. the MILP, started from the incumbent */
     rk_status rl = rk_checkmate_model_lp(m, budget, -1, &lp, err);
     if (rl == RK_EINFEASIBLE) {

@@ -35,6 +35,10 @@ typedef struct {
     int grid_peak;          /* number of M_peak values (default 20) */
     int grid_save;          /* number of M_save values per M_peak (default 20) */
     double time_limit;      /* seconds per ILP (default 10); <= 0: none */
+    int greedy_only;        /* whole-graph Checkmate only: 1 = no MILP, the
+                               cheapest of the greedy rematerialization
+                               (with its local search) and the seeds
+                               (chains too large for the MILP in time) */
     double time_limit_no_schedule; /* whole-graph Checkmate only: when above
                                time_limit, the search goes on past it while
                                no schedule within the budget is known, up to

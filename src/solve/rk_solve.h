@@ -119,6 +119,15 @@ typedef struct {
                                     blocks, forward and backward) a chain may
                                     have for whole_graph_time to apply.
                                     Default 400 */
+    int whole_graph_greedy_max_nodes; /* rockmate on a chain of one block over
+                                    whole_graph_max_nodes, up to this many
+                                    compute nodes: whole-graph Checkmate's
+                                    greedy rematerialization alone (with its
+                                    local search; no MILP), where the MILP
+                                    would be: the block's own options are
+                                    greedy ones there (unseen13's RAFT, 586
+                                    nodes, at 50 %: the plan +512 %, the
+                                    whole graph's greedy +13 %).  Default 1000 */
     int one_block_whole_graph;   /* rockmate on a chain of one block (its
                                     options only approximate the block's own
                                     solve at the budget, and a block over
@@ -167,7 +176,9 @@ typedef struct {
                                     Checkmate schedule is cheaper than its
                                     block plan's (one_block_whole_graph) */
     int whole_graph_tried;       /* rockmate, infeasible: whole-graph
-                                    Checkmate was tried too and found none */
+                                    Checkmate was tried too and found none:
+                                    1 with its MILP, 2 its greedy only
+                                    (whole_graph_greedy_max_nodes) */
 } rk_solve_result;
 
 typedef struct {

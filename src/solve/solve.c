@@ -74,6 +74,7 @@ void rk_solve_params_default(rk_solve_params *p) {
     p->grid_time_box = 0;
     p->whole_graph_time = 4;
     p->whole_graph_max_nodes = 400;
+    p->whole_graph_greedy_max_nodes = 1000;
     p->one_block_whole_graph = 1;
 }
 
@@ -630,17 +631,23 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, const rk_checkmat
     return RK_OK;
 }
 
-/* Whether rockmate tries whole-graph Checkmate where no block plan fits:
- * the chain's compute nodes, all blocks together, within the limit, and a
- * budget no lower than the proven floor (below it nothing fits). */
+/* Whether rockmate tries whole-graph Checkmate where no block plan fits,
+ * and how: 1 with its MILP (the chain's compute nodes, all blocks together,
+ * within whole_graph_max_nodes), 2 its greedy rematerialization only (a
+ * chain of one block within whole_graph_greedy_max_nodes: its plan is the
+ * block's greedy options), 0 not; and only at a budget no lower than the
+ * proven floor (below it nothing fits). */
 static int whole_graph_applies(rk_solver *s, int64_t budget) {
     if (s->p.algo != RK_SOLVE_ROCKMATE || !(s->p.whole_graph_time > 0)) return 0;
     long n = 0;
     for (int b = 0; b < s->ch->n_blocks; b++) n += s->ch->classes[s->ch->blocks[b].cls].n_c;
-    if (n > s->p.whole_graph_max_nodes) return 0;
+    int mode = n <= s->p.whole_graph_max_nodes                                    ? 1
+               : s->ch->n_blocks == 1 && n <= s->p.whole_graph_greedy_max_nodes ? 2
+                                                                                  : 0;
+    if (!mode) return 0;
     int64_t lb;
     rk_error e2;
-    return rk_solver_min_budget_bound(s, &lb, &e2) == RK_OK && budget >= lb;
+    return rk_solver_min_budget_bound(s, &lb, &e2) == RK_OK && budget >= lb ? mode : 0;
 }
 
 /* How much longer than whole_graph_time whole-graph Checkmate may search
@@ -650,9 +657,10 @@ static int whole_graph_applies(rk_solver *s, int64_t budget) {
 /* Rockmate's last resort at a budget below its block plans' floor:
  * whole-graph Checkmate within p.whole_graph_time.  RK_EINFEASIBLE when it
  * finds nothing. */
-static rk_status solve_whole_graph(rk_solver *s, int64_t budget, rk_schedule *sched, rk_solve_result *res,
+static rk_status solve_whole_graph(rk_solver *s, int64_t budget, int mode, rk_schedule *sched, rk_solve_result *res,
                                    rk_error *err) {
     rk_checkmate_params cm = s->p.cm;
+    cm.greedy_only = mode == 2;
     cm.time_limit = s->p.whole_graph_time;
     /* with no schedule yet, an answer late beats none: a one-block chain's
      * root LP alone can take longer than the limit (unseen12's Point
@@ -675,13 +683,14 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, rk_schedule *sc
  * failures keep the plan. */
 static rk_status one_block_whole_graph(rk_solver *s, int64_t budget, double plan_time, rk_schedule *sched,
                                        rk_solve_result *res, rk_error *err) {
-    if (s->ch->n_blocks != 1 || !s->p.one_block_whole_graph || !whole_graph_applies(s, budget)) return RK_OK;
+    int mode = s->ch->n_blocks == 1 && s->p.one_block_whole_graph ? whole_graph_applies(s, budget) : 0;
+    if (!mode) return RK_OK;
     rk_schedule wg;
     rk_solve_result wres;
     rk_error e2;
     memset(&wres, 0, sizeof wres);
     rk_schedule_init(&wg);
-    rk_status r = solve_whole_graph(s, budget, &wg, &wres, &e2);
+    rk_status r = solve_whole_graph(s, budget, mode, &wg, &wres, &e2);
     if (r == RK_ENOMEM) {
         rk_schedule_free(&wg);
         return rk_fail(err, r, "%s", e2.msg);
@@ -752,20 +761,24 @@ rk_status rk_solver_solve(rk_solver *s, int64_t budget, rk_schedule *sched, rk_s
         }
         if (!dres.feasible) {
             rk_dp_plan_free(&plan);
-            if (whole_graph_applies(s, budget)) {
-                r = solve_whole_graph(s, budget, sched, res, err);
+            int mode = whole_graph_applies(s, budget);
+            if (mode) {
+                r = solve_whole_graph(s, budget, mode, sched, res, err);
                 if (r != RK_EINFEASIBLE) {
                     if (r) return r;
                     goto replay;
                 }
-                res->whole_graph_tried = 1;
+                res->whole_graph_tried = mode;
                 rk_schedule_free(sched);
                 rk_schedule_init(sched);
             }
             int64_t minb = -1;
             rk_error e2;
             char b1[32], b2[32], wg[160] = "";
-            if (res->whole_graph_tried)
+            if (res->whole_graph_tried == 2)
+                snprintf(wg, sizeof wg, " by its block plans; whole-graph Checkmate's greedy rematerialization found "
+                                        "no schedule either");
+            else if (res->whole_graph_tried)
                 snprintf(wg, sizeof wg, " by its block plans; whole-graph Checkmate found no schedule in %g s",
                          s->p.whole_graph_time);
             if (rk_dp_algo_min_budget(&s->costs, dp_algo_of(s->p.algo), &s->p.dp, &minb, &e2) == RK_OK)

@@ -245,6 +245,32 @@ class CheckmateNeverEmpty(unittest.TestCase):
             r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)  # the schedule written replays
             self.assertEqual(r["time"], wg["predicted_time"])
 
+    def test_large_one_block_takes_the_whole_graph_greedy(self):
+        # One block over whole_graph_max_nodes (400): its options are the
+        # block's greedy ones (+500 % at 45 % of the keep-all peak here);
+        # whole-graph Checkmate's greedy rematerialization alone (no MILP)
+        # solves it at the budget itself and is taken when cheaper (unseen13's
+        # RAFT, 586 nodes, at 50 % of the plain step: +512 % -> +13 %)
+        with tempfile.TemporaryDirectory() as d:
+            gp, cp, kp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "k.rks", "s.rks"))
+            json.dump(checkmate_resnet_graph(42, 7), open(gp, "w"))
+            run("import-checkmate", gp, "-o", cp, check=0)
+            ch = json.load(open(cp))
+            self.assertEqual(len(ch["blocks"]), 1)
+            self.assertGreater(len(ch["classes"][0]["compute"]), 400)
+            run("baseline", cp, "--kind", "keep-all", "-o", kp, check=0)
+            b = str(int(json.loads(run("simulate", cp, kp, "--json", check=0).stdout)["peak"] * 0.45))
+            plan, wg = (json.loads(run("solve", cp, "--budget", b, "--grid", "3x3", "--json", "-o", sp, *x,
+                                       check=0).stdout)
+                        for x in (["--whole-graph", "0"], []))
+            self.assertIsNone(plan["whole_graph_why"])
+            self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
+            self.assertEqual(wg["source"], "greedy")
+            self.assertLess(wg["predicted_time"], plan["predicted_time"])
+            self.assertLessEqual(wg["simulated_peak"], int(b))
+            r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)  # the schedule written replays
+            self.assertEqual(r["time"], wg["predicted_time"])
+
     def test_budgets_and_min_budget(self):
         with tempfile.TemporaryDirectory() as d:
             gp, cp, sp, kp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "s.rks", "k.rks"))

@@ -416,6 +416,11 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         fprintf(stderr, "rkmate %s: that is the smallest budget of its plans over the blocks' options; whole-graph "
                         "Checkmate (--whole-graph) found no schedule in %g s at %lld bytes either\n",
                 cmd, whole_graph_s, (long long)budget);
+    else if (whole_graph_s < 0)
+        fprintf(stderr, "rkmate %s: that is the smallest budget of its plans over the blocks' options; whole-graph "
+                        "Checkmate's greedy rematerialization (the chain is too large for its MILP) found no schedule "
+                        "at %lld bytes either\n",
+                cmd, (long long)budget);
     if (ch->plain_peak > 0 && minb > 0)
         fprintf(stderr, "rkmate %s: that is %.1f %% of the plain step's activation peak (%lld bytes)\n", cmd,
                 100.0 * (double)minb / (double)ch->plain_peak, (long long)ch->plain_peak);
@@ -467,7 +472,7 @@ int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t bu
         }
         if (explain && exact) explain_floor(cmd, 1, 1, sv, ch, minb);
         solve_cli_json_num(stdout, "baseline_time", rk_chain_baseline_time(ch));
-        printf("\"whole_graph_tried\": %s, \"solve_time_s\": %.17g}\n", whole_graph_s > 0 ? "true" : "false",
+        printf("\"whole_graph_tried\": %s, \"solve_time_s\": %.17g}\n", whole_graph_s != 0 ? "true" : "false",
                solve_time_s);
     }
     return CLI_INFEASIBLE;

@@ -70,8 +70,10 @@ void solve_progress_free(solve_progress *p);
  * memory at the peak of the smallest schedule (peak_explain; JSON key
  * floor_explain).  whole_graph_s > 0: rockmate also tried whole-graph
  * Checkmate for that many seconds at this budget (rk_solve_result.
- * whole_graph_tried); the smallest budget is then that of the block plans
- * (searched without whole-graph Checkmate), and it says so. */
+ * whole_graph_tried); < 0: it tried whole-graph Checkmate's greedy
+ * rematerialization only (a chain too large for its MILP); either way the
+ * smallest budget is then that of the block plans (searched without
+ * whole-graph Checkmate), and it says so. */
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
                          rk_solver *sv, double solve_time_s, const rk_error *err, int explain, double whole_graph_s);
 void solve_cli_json_num(FILE *f, const char *key, double v);
