@@ -575,7 +575,11 @@ struct Runtime {
     // free_data: the chain's backward of g really uses g's data (present).
     // part: the whole backward, or one part of a split one (the part that
     // runs second consumes the gradient; neither frees g's data).
-    void bwd(int g, bool free_data = false, BwdPart part = BWD_ALL);
+    // forgotten_after: the groups whose data the schedule forgets right after
+    // this backward; those g reads go once the root function has run, when
+    // nothing the backward runs after it reads a forward tensor (as autograd
+    // frees them in the plain step: rest_reads_no_data, exec_runtime.cpp).
+    void bwd(int g, bool free_data = false, BwdPart part = BWD_ALL, const std::vector<int> &forgotten_after = {});
     void forget_data(int g);
     void forget_phantom(int g);
     void forget_grad(int g);

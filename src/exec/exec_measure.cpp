@@ -364,6 +364,14 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             // data's storage, so that only what the node saves counts.
             for (int k : G.vsums_read)
                 if (M.view_sums[k].viewer() != g) snaps.push_back({R.vsum_leaf(k), 0, 0, M.view_sums[k].owner});
+            // The views this node carries (made first in its forward, for their
+            // backward functions only: exec_grad_order.cpp, "The carrier"): made
+            // now too, so that they do not count as a read of the data.  Counted,
+            // a carrier that reads the data held it to its backward, where the
+            // plain step frees it when the view's reader's backward has run
+            // (unseen11's TabNet, `x[:, :d] * sigmoid(x[:, d:])`: x held
+            // through the sigmoid's backward, keep-all 1.006).
+            for (int k : G.vsums_carried) R.materialize(M.view_sums[k].v);
             // Leaves' grad accumulators hold their tensor: create them first so
             // that only saved tensors raise the reference counts.
             std::vector<std::shared_ptr<torch::autograd::Node>> accs;

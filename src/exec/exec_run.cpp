@@ -121,6 +121,24 @@ static bool same_tensor(const at::Tensor &x, const at::Tensor &y) {
     return x.sizes() == y.sizes() && at::equal(x, y);
 }
 
+// The groups whose data the schedule forgets right after op i (the forget
+// ops before the next run), as their forget ops name them.
+static std::vector<int> data_forgotten_after(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, int i,
+                                             int to) {
+    std::vector<int> r;
+    size_t nb = M.block_begin.size();
+    for (int j = i + 1; j < to && s->ops[j].kind != RK_OP_RUN; j++) {
+        const rk_op &op = s->ops[j];
+        if (op.kind != RK_OP_FORGET || op.block < 0 || (size_t)op.block >= nb) continue;
+        const ClassGraph &cg = cgs[M.block_class[op.block]];
+        if (op.node < 0 || op.node >= (int)cg.dmap.size()) continue; // (refused when the op itself runs)
+        const DMapEntry &e = cg.dmap[op.node];
+        if (e.kind != 0) continue;
+        r.push_back(e.local >= 0 ? M.order[M.block_begin[op.block] + e.local] : block_inputs(M, op.block)[-1 - e.local]);
+    }
+    return r;
+}
+
 double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_schedule *s, rk_loss_kind loss,
                         Runtime &R, at::Tensor *out, int from, int to, const at::Tensor *grad_out,
                         std::vector<int64_t> *op_step, std::vector<int64_t> *op_live) {
@@ -150,7 +168,8 @@ double run_schedule_ops(Model &M, const std::vector<ClassGraph> &cgs, const rk_s
             if (e.kind == 0) R.fwd(M.order[first + e.local]);
             else if (e.kind == 1 || e.kind == 3 || e.kind == 4)
                 R.bwd(M.order[first + e.local], (size_t)op.node < cg.bwd_reads_self.size() && cg.bwd_reads_self[op.node],
-                      e.kind == 3 ? BWD_WEIGHT : e.kind == 4 ? BWD_INPUT : BWD_ALL);
+                      e.kind == 3 ? BWD_WEIGHT : e.kind == 4 ? BWD_INPUT : BWD_ALL,
+                      e.kind == 1 ? data_forgotten_after(M, cgs, s, i, to) : std::vector<int>());
             else {
                 if ((size_t)op.block != nb - 1) fail(RK_EINPUT, "schedule runs the loss of a block that is not last");
                 at::Tensor y = R.materialize(M.output).toTensor();

@@ -11,6 +11,7 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/functions/accumulate_grad.h>
 #include <c10/core/StorageImpl.h>
 
 #include "exec_internal.h"
@@ -963,7 +964,49 @@ int64_t Runtime::backward_consuming(const std::vector<at::Tensor> &roots, std::v
     return freed;
 }
 
-void Runtime::bwd(int g, bool data_used, BwdPart part) {
+// Autograd functions that read no forward tensor: views and their likes
+// (they keep sizes and strides), copies, sums and negations of the gradient,
+// and the executor's own (exec_grad_order.cpp, exec_pieces.cpp).
+static bool moves_gradient_only(const torch::autograd::Node *f) {
+    static const std::unordered_set<std::string> names = {
+        "SliceBackward0", "SelectBackward0", "NarrowBackward0", "ExpandBackward0", "PermuteBackward0",
+        "TransposeBackward0", "TransposeBackward1", "TBackward0", "ViewBackward0", "UnsafeViewBackward0",
+        "ReshapeAliasBackward0", "UnsqueezeBackward0", "UnsqueezeBackward1", "SqueezeBackward0", "SqueezeBackward1",
+        "SqueezeBackward2", "AsStridedBackward0", "AliasBackward0", "SplitBackward0", "SplitWithSizesBackward0",
+        "UnbindBackward0", "DiagonalBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0", "CloneBackward0",
+        "ToCopyBackward0", "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "NegBackward0",
+        "rkx::SeedGrad"};
+    const std::string n = f->name();
+    return names.count(n) || n.find("SelectIntoGrad") != std::string::npos || n.find("DepositGrad") != std::string::npos;
+}
+
+// Whether every function the backward of roots runs besides the root
+// function (roots[0]'s) moves gradients only, up to the leaves'
+// accumulators: then no forward tensor is read once the root function has
+// run (TabNet's `x[:, :d] * sigmoid(x[:, d:])` written the other way round,
+// a SwiGLU by slices: the mul's backward, then its slice's, which pads the
+// gradient to the whole x's size; the plain step has freed what the mul
+// saved by then).
+static bool rest_reads_no_data(const std::vector<at::Tensor> &roots) {
+    if (roots.empty() || !roots[0].grad_fn()) return false;
+    const torch::autograd::Node *root = roots[0].grad_fn().get();
+    std::unordered_set<const torch::autograd::Node *> seen{root};
+    std::vector<const torch::autograd::Node *> todo;
+    auto push = [&](const torch::autograd::Node *f) {
+        if (f && !dynamic_cast<const torch::autograd::AccumulateGrad *>(f) && seen.insert(f).second) todo.push_back(f);
+    };
+    for (const torch::autograd::Edge &e : root->next_edges()) push(e.function.get());
+    for (size_t i = 1; i < roots.size(); i++) push(roots[i].grad_fn().get());
+    while (!todo.empty()) {
+        const torch::autograd::Node *f = todo.back();
+        todo.pop_back();
+        if (!moves_gradient_only(f)) return false;
+        for (const torch::autograd::Edge &e : f->next_edges()) push(e.function.get());
+    }
+    return true;
+}
+
+void Runtime::bwd(int g, bool data_used, BwdPart part, const std::vector<int> &forgotten_after) {
     Group &G = M.groups[g];
     GState &S = gs[g];
     if (!G.has_grad) fail(RK_EINPUT, "backward of a node without gradient");
@@ -995,18 +1038,30 @@ void Runtime::bwd(int g, bool data_used, BwdPart part) {
     // As the plain step: the data's last reader (the root function, e.g. the
     // ReLU after a BatchNorm) has run, so the data goes before the rest of the
     // backward (the BatchNorm's) runs.  A later read is refused (materialize).
-    std::function<void()> free_data;
-    if (data_used && frees_data_in_bwd(g))
-        free_data = [this, g]() {
+    // So do the dependencies the schedule forgets right after this backward,
+    // when nothing after the root function reads a forward tensor (decided
+    // below, once the seeds are among the roots).  The simulator still counts
+    // them through the node (a prediction that may be high, never low).
+    const bool own = data_used && frees_data_in_bwd(g);
+    std::vector<int> deps_early;
+    std::function<void()> free_data = [this, g, own, &deps_early]() {
+        if (own) {
             forget_data(g);
             gs[g].freed_by_bwd = true;
-        };
+        }
+        for (int d : deps_early) forget_data(d);
+    };
     // The root gradient is the leaf's .grad (one more reference), forgotten
     // after this backward: an in-place activation may write into it.
     // The whole backward frees each function's saved tensors once it has run,
     // as the plain step does; a split backward's parts keep the graph (the
     // other part reads it; the tracer measures the parts so).
     size_t seeds = seed_roots(g, roots, grads, inputs, part != BWD_WEIGHT, false);
+    if (part == BWD_ALL) {
+        for (int d : forgotten_after)
+            if (d != g && G.deps_real.count(d)) deps_early.push_back(d);
+        if (!deps_early.empty() && !rest_reads_no_data(roots)) deps_early.clear();
+    }
     backward_consuming(roots, grads, free_data, 1, inputs, last, /*retain=*/part != BWD_ALL && !last, seeds);
     if (part != BWD_WEIGHT) settle_dup_aliases(g);
     // Its gradient has no D-node of its own (its pieces' do): gone with them.

@@ -322,8 +322,12 @@ class LostInCapture:
     the same (a checkpointed forward runs once, under no_grad, with the same
     random numbers), and so are the gradients."""
 
+    class Refused(Exception):
+        """Raised inside the capture by what cannot be captured at all."""
+
     def __enter__(self):
         import torch.utils.checkpoint as ckpt
+        import torch.autograd as autograd_module
         self.names = []
         self.checkpoint = 0
         self.apply = torch.autograd.Function.__dict__["apply"]
@@ -350,6 +354,25 @@ class LostInCapture:
         if self.ckpt_generator is not None:
             ckpt._checkpoint_without_reentrant_generator = no_checkpoint_context
 
+        # A backward inside the forward (torch.autograd.grad or .backward():
+        # a WGAN-GP gradient penalty, a double backward) cannot be traced; the
+        # trace itself fails with an internal AssertionError ("unexpected
+        # sym_eq ..." where grad_outputs are given).  Both call the
+        # module-level _make_grads and _engine_run_backward, however the model
+        # imported them.
+        self.autograd_module = autograd_module
+        self.autograd_saved = {n: getattr(autograd_module, n) for n in ("_make_grads", "_engine_run_backward")
+                               if hasattr(autograd_module, n)}
+
+        def no_backward_in_forward(*a, **k):
+            raise LostInCapture.Refused(
+                "the model's forward runs a backward (torch.autograd.grad or Tensor.backward: a gradient "
+                "penalty, a double backward), which torch.jit.trace cannot record, and a step with rkmate has "
+                "one backward, of the loss; compute that term outside the exported model")
+
+        for n in self.autograd_saved:
+            setattr(autograd_module, n, no_backward_in_forward)
+
         def spy_hook(t, fn):
             names.append("Tensor.register_hook(%s)" % getattr(fn, "__qualname__", type(fn).__name__))
             return hook(t, fn)
@@ -363,6 +386,8 @@ class LostInCapture:
         torch.Tensor.register_hook = self.hook
         if self.ckpt_generator is not None:
             self.ckpt_module._checkpoint_without_reentrant_generator = self.ckpt_generator
+        for n, f in self.autograd_saved.items():
+            setattr(self.autograd_module, n, f)
         self.names = sorted(set(self.names))
         return False
 
@@ -379,8 +404,11 @@ def export(model, inputs, args, name, config):
         # check_trace=False: dropout makes a second run differ, which the checker
         # would report as a (spurious) mismatch.  strict=False: models may
         # return a dict or a list (rkmate's loss sums every floating output).
-        with LostInCapture() as lost:
-            traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
+        try:
+            with LostInCapture() as lost:
+                traced = torch.jit.trace(model, tuple(inputs), check_trace=False, strict=False)
+        except LostInCapture.Refused as e:
+            die("%s: %s" % (name, e), 1)
     if lost.checkpoint:
         log("%s: %d torch.utils.checkpoint call%s inlined (the checkpointed layers are traced as if called "
             "directly): rkmate chooses what to recompute itself" % (name, lost.checkpoint,
