@@ -46,22 +46,24 @@ index 255) + 0.5 * the auxiliary loss as torchvision's reference trains it.
 A RAFT-small optical-flow step (princeton-vl/RAFT, raft_small): a feature
 encoder run once on torch.cat([image1, image2]) and split by torch.split, a
 context encoder split into a tanh hidden state and a ReLU input, the
-all-pairs correlation volume torch.matmul(f1.transpose(1, 2), f2) /
-sqrt(D) view-ed to (B*H*W, 1, H, W), a 4-level pyramid by F.avg_pool2d(2,
-stride=2), coordinates from torch.meshgrid(indexing="ij") stacked and
-flipped to x, y, 4 refinement iterations (coords1 detached each iteration,
-flow = coords1 - coords0) each looking every level up with F.grid_sample
-(align_corners=True) on a radius-3 window of meshgrid deltas normalised to
-[-1, 1] (xgrid, ygrid = coords.split([1, 1], dim=-1) and cat), a motion
-encoder, a ConvGRU (sigmoid z, r, tanh q on cat([r * h, x])), a flow head,
-8 * F.interpolate(flow, scale_factor=8, bilinear, align_corners=True)
-upsampling and RAFT's sequence loss (valid mask from the flow magnitude,
-weights gamma ** (N - i - 1), L1).
+all-pairs correlation volume torch.matmul(f1.transpose(1, 2), f2) / sqrt(D)
+view-ed to (B*H*W, 1, H, W), a 3-level pyramid by F.avg_pool2d(2, stride=2)
+(RAFT's 4 levels end at 1x1 on a 12x12 map, where the lookup's normalisation
+2 x / (W - 1) - 1 divides by zero), coordinates from
+torch.meshgrid(indexing="ij") stacked and flipped to x, y, 4 refinement
+iterations (coords1 detached each iteration, flow = coords1 - coords0) each
+looking every level up with F.grid_sample (align_corners=True) on a radius-3
+window of meshgrid deltas normalised to [-1, 1] (xgrid, ygrid =
+coords.split([1, 1], dim=-1) and cat), a motion encoder, a ConvGRU (sigmoid
+z, r, tanh q on cat([r * h, x])), a flow head, 8 * F.interpolate(flow,
+scale_factor=8, bilinear, align_corners=True) upsampling and RAFT's sequence
+loss (valid mask from the flow magnitude, weights gamma ** (N - i - 1), L1).
 
 An HRNet pose estimator (HRNet-W-tiny, SimpleBaseline-style head): a stride-4
 stem, two then three parallel branches of BasicBlocks at 1/4, 1/8 and 1/16,
 transition layers (a strided 3x3 conv making a new branch from the lowest
-one), repeated multi-resolution fusion in every module (for each output
+one), repeated multi-resolution fusion in every module (the last one
+multi_scale_output=False, the highest resolution only; for each output
 branch the sum of: itself, strided 3x3 conv chains from the higher
 resolutions, 1x1 conv + BatchNorm + F.interpolate(scale_factor=2 ** k,
 mode="nearest") from the lower ones, then ReLU), a 1x1 keypoint head on the
@@ -154,7 +156,15 @@ gradient penalty differentiates the critic at random interpolates with
 torch.autograd.grad(outputs, interpolates, grad_outputs=ones,
 create_graph=True, retain_graph=True) and penalises (||grad||_2 - 1) ** 2.
 A double backward cannot be a traced forward: the model tests that the
-exporter or rkmate refuses it with a message that says what is wrong.
+exporter or rkmate refuses it with a message that says what is wrong.  Under
+torch.jit.trace the call fails inside torch itself (with grad_outputs:
+"AssertionError: unexpected sym_eq between Tensor Tensor" from
+autograd._make_grads; on outputs.sum() without grad_outputs: "Cannot insert
+a Tensor that requires grad as a constant"), which names neither
+torch.autograd.grad nor what to do; the exporter now stops it first ("the
+model's forward runs a backward ..."), and writes no file.  The same
+penalty under torch.jit.script keeps an aten::grad node, which `rkmate
+trace` refuses (exit 2, no chain written).
 
 Exported like the zoo (tools/models/common.export), with the zoo's options,
 so that `tools/bench/zoo.py --models-script tools/models/unseen13.py` runs
@@ -595,7 +605,7 @@ class SmallUpdateBlock(nn.Module):
 
 
 class RAFTSmall(nn.Module):
-    def __init__(self, iters=4, levels=4, radius=3, hidden=64, ctx=32):
+    def __init__(self, iters=4, levels=3, radius=3, hidden=64, ctx=32):
         super().__init__()
         self.iters, self.levels, self.radius, self.hidden, self.ctx = iters, levels, radius, hidden, ctx
         self.fnet = SmallEncoder(96, "instance")
@@ -638,12 +648,13 @@ def conv_bn(ci, co, k=3, s=1, relu=True):
 
 
 class HRModule(nn.Module):
-    def __init__(self, channels, n_blocks=2):
+    def __init__(self, channels, n_blocks=2, multi_scale_output=True):
         super().__init__()
         self.nb = len(channels)
+        self.n_out = self.nb if multi_scale_output else 1
         self.branches = nn.ModuleList(nn.Sequential(*(BasicBlock(c, c) for _ in range(n_blocks))) for c in channels)
         fuse = []
-        for i in range(self.nb):
+        for i in range(self.n_out):
             row = []
             for j in range(self.nb):
                 if j > i:                                                       # lower resolution: 1x1 + up
@@ -663,7 +674,7 @@ class HRModule(nn.Module):
     def forward(self, xs):
         xs = [b(x) for b, x in zip(self.branches, xs)]
         out = []
-        for i in range(self.nb):
+        for i in range(self.n_out):
             y = xs[0] if i == 0 else self.fuse[i][0](xs[0])
             for j in range(1, self.nb):
                 if j == i:
@@ -684,7 +695,8 @@ class HRNetSmall(nn.Module):
         self.trans1 = nn.ModuleList([conv_bn(32, c), conv_bn(32, 2 * c, 3, 2)])
         self.stage2 = nn.Sequential(HRModule([c, 2 * c]))
         self.trans2 = conv_bn(2 * c, 4 * c, 3, 2)
-        self.stage3 = nn.Sequential(HRModule([c, 2 * c, 4 * c]), HRModule([c, 2 * c, 4 * c]))
+        self.stage3 = nn.Sequential(HRModule([c, 2 * c, 4 * c]),
+                                    HRModule([c, 2 * c, 4 * c], multi_scale_output=False))
         self.final = nn.Conv2d(c, n_joints, 1)
 
     def forward(self, x, target, target_weight):
