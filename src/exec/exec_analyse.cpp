@@ -502,6 +502,14 @@ void analyse(Model &M) {
                       n->kind() == prim::ListUnpack || n->kind() == prim::TupleUnpack;
         at::Tensor rng_before;
         if (!interp) rng_before = rng_get(M.cuda);
+        // A backward inside the forward (a scripted gradient penalty): refused
+        // by name before it runs, which would fail with autograd's own advice
+        // (allow_unused=True), wrong here.
+        if (n->kind().toQualString() == std::string("aten::grad") ||
+            n->kind().toQualString() == std::string("aten::backward"))
+            fail(RK_EINPUT, "the model's forward runs a backward (" + where(n) +
+                                ": a gradient penalty, a double backward); a step with rkmate has one backward, of "
+                                "the loss: compute that term outside the model");
         try {
             at::AutoGradMode grad_mode(at::GradMode::is_enabled() && !inplace);
             run_node(M, n, st);

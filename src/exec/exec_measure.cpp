@@ -392,9 +392,27 @@ void trace(const rk_exec_options *o, rk_chain *out, rk_trace_stats *st) {
             const int64_t graph_bytes = c1 - c0 - alloc; // what the autograd graph holds
             me.phantom = std::max<int64_t>(0, graph_bytes);
             me.fwd_over = pk - c1;
+            // A second read of a leaf among the node's arguments is an alias
+            // leaf on its bytes (dedupe_reads), kept with the first until the
+            // node's backward settles them: neither holder is a read of the
+            // data; the alias is saved only when more than its pair and its
+            // grad accumulator hold it (`e + e` or `cat([u, u])` held e to the
+            // node's backward, which reads no value: keep-all 1.25 and 1.15).
+            auto dup_of_g = R.dup_alias.find(g);
             for (auto &s : snaps) {
                 size_t ir = s.t.use_count(), sr = s.t.has_storage() ? s.t.storage().use_count() : 0;
-                if (ir > s.impl_refs || sr > s.storage_refs) me.saved_deps.insert(s.owner);
+                bool alias_saved = false;
+                if (dup_of_g != R.dup_alias.end())
+                    for (auto &la : dup_of_g->second) {
+                        if (la.first.is_same(s.t) && ir > 0) ir--;
+                        if (!s.t.has_storage() || !la.second.has_storage() ||
+                            la.second.storage().unsafeGetStorageImpl() != s.t.storage().unsafeGetStorageImpl())
+                            continue;
+                        if (sr > 0) sr--;
+                        const bool acc = torch::autograd::impl::try_get_grad_accumulator(la.second) != nullptr;
+                        alias_saved = alias_saved || (size_t)la.second.use_count() > 1 + (acc ? 1 : 0);
+                    }
+                if (ir > s.impl_refs || sr > s.storage_refs || alias_saved) me.saved_deps.insert(s.owner);
             }
             // The proxy, the leaf and the canonical Storage hold it (and the
             // proxy's base when the op returned a view of its own result, as

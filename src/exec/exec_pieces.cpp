@@ -406,7 +406,18 @@ void Runtime::deposit_stack_grad(int g, const at::Tensor &gr) {
 at::Tensor Runtime::stack_piece_ones(int g) {
     const Group &E = M.groups[g];
     const Group &S = M.groups[E.stack_reader];
-    at::Tensor buf = at::ones(S.sizes, gs[g].p[0].leaf.options().requires_grad(false));
+    // In the layout the reader's gradient has in a step (the layout probe's,
+    // else its data's): a piece of a channels-last `cat`'s gradient is not
+    // dense, and some backwards copy it first (upsample_bilinear2d's: the
+    // contiguous buffer's piece missed that copy, and a schedule ran
+    // 294 912 B over its budget on unseen13's SegFormer-like decoder).
+    const Part &RP = gs[E.stack_reader].p[0];
+    std::vector<int64_t> st = !RP.recv_strides.empty()  ? RP.recv_strides
+                              : !RP.grad_strides.empty() ? RP.grad_strides
+                              : RP.leaf.defined()        ? RP.leaf.strides().vec()
+                                                         : std::vector<int64_t>();
+    const at::TensorOptions opts = gs[g].p[0].leaf.options().requires_grad(false);
+    at::Tensor buf = st.size() == S.sizes.size() ? at::empty_strided(S.sizes, st, opts).fill_(1) : at::ones(S.sizes, opts);
     stack_buffers.push_back(buf);
     if (E.sum_input) { // SumBackward's expand of the sum's gradient
         at::Tensor t = buf;

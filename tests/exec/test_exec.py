@@ -822,6 +822,22 @@ class TestBadInput(unittest.TestCase):
 
         self.assertIn("not supported", self.refused_model(forward, "cf", script=True))
 
+    def test_backward_in_forward_named(self):
+        # a scripted gradient penalty (unseen13's wgan_gp): aten::grad in the
+        # graph; it failed with autograd's advice to pass allow_unused=True
+        import torch
+
+        def forward(self, x):
+            y = self.l(x)
+            g = torch.autograd.grad([y.sum()], [x], create_graph=True)[0]
+            assert g is not None
+            return y + g.pow(2).sum()
+
+        err = self.refused_model(forward, "gp_script", script=True)
+        self.assertIn("runs a backward", err)
+        self.assertIn("aten::grad", err)
+        self.assertNotIn("allow_unused", err)
+
     def test_output_without_gradient(self):
         def forward(self, x):
             y = self.l(x)

@@ -369,6 +369,45 @@ class SliceGates(nn.Module):
         return self.b(y).pow(2).mean()
 
 
+class ReadTwice(nn.Module):
+    """One op reading a tensor twice: the second read is an alias leaf on its
+    bytes (dedupe_reads), which the tracer counted as a read of the data, so
+    `e + e` and `cat([e, e])` held e to their backwards, which read no value
+    (keep-all 1.25 and 1.15 of the plain step); `e * e` does read it."""
+
+    def __init__(self, how):
+        super().__init__()
+        self.how = how
+        self.lin = nn.Linear(64, 64)
+
+    def forward(self, x):
+        e = self.lin(x)
+        y = e + e if self.how == "add" else torch.cat([e, e], 1) if self.how == "cat" else e * e
+        return (y * y).sum()
+
+
+class ChannelsLastUpsampleCat(nn.Module):
+    """A SegFormer-like all-MLP decoder: tokens through Linears, permuted to
+    channels-last images, upsampled bilinearly to one size and cat-ed.  Each
+    upsample's gradient is a piece of the cat's channels-last gradient, not
+    dense, which upsample_bilinear2d's backward copies first; the tracer
+    measured it on a piece of a contiguous buffer, missing that copy, and a
+    schedule ran 294 912 B over its budget (unseen13's segformer)."""
+
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(16, 32), nn.Linear(16, 32)
+        self.fuse = nn.Conv2d(64, 8, 1)
+
+    def forward(self, x):  # B, 16, 24, 24
+        us = []
+        for t, lin in ((x, self.l1), (F.avg_pool2d(x, 2), self.l2)):
+            B, C, h, w = t.shape
+            e = lin(t.flatten(2).transpose(1, 2)).permute(0, 2, 1).reshape(B, -1, h, w)
+            us.append(F.interpolate(e, size=(24, 24), mode="bilinear", align_corners=False))
+        return self.fuse(torch.cat(us, 1)).pow(2).sum()
+
+
 class TestGradOrder(unittest.TestCase):
     def check_model(self, name, model, x, floor=True, peak=None):
         torch.manual_seed(0)
@@ -462,6 +501,19 @@ class TestGradOrder(unittest.TestCase):
             torch.manual_seed(18)
             self.check_model("sgate%d" % swiglu, SliceGates(swiglu), torch.randn(512, 64),
                              peak=lambda r, what: self.assertLessEqual(r["measured_peak"], r["predicted_peak"], what))
+
+    def test_read_twice_by_one_op(self):
+        # keep-all at most the plain step; measured at most the prediction
+        # (the add's backward is predicted one gradient high)
+        for how in ("add", "cat", "mul"):
+            torch.manual_seed(19)
+            self.check_model("twice_" + how, ReadTwice(how), torch.randn(1024, 64),
+                             peak=lambda r, what: self.assertLessEqual(r["measured_peak"], r["predicted_peak"], what))
+
+    def test_channels_last_upsample_pieces_predicted(self):
+        # keep-all and the smallest budget's schedule measured as predicted
+        torch.manual_seed(20)
+        self.check_model("clup", ChannelsLastUpsampleCat(), torch.randn(4, 16, 24, 24))
 
     def test_one_gradient_given_to_two_products(self):
         torch.manual_seed(14)
