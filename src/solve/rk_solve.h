@@ -128,7 +128,10 @@ typedef struct {
                                     greedy ones there (unseen13's RAFT, 586
                                     nodes, at 50 %: the plan +512 %, the
                                     whole graph's greedy +13 %).  Default 1000 */
-    int one_block_whole_graph;   /* rockmate on a chain of one block (its
+    int one_block_whole_graph;   /* rockmate on a chain of one block, or one
+                                    block and a few nodes (9 in 10 compute
+                                    nodes in one block: a scalar op after the
+                                    loss is a block of its own) (its
                                     options only approximate the block's own
                                     solve at the budget, and a block over
                                     grid_ilp_max_cols has greedy options

@@ -631,18 +631,33 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, const rk_checkmat
     return RK_OK;
 }
 
+/* Whether one block holds the chain: at least 9 in 10 of its compute nodes
+ * (a scalar op after the loss, `loss / accum_steps` or `loss.sum()`, is a
+ * block of its own; unseen14's mixup ResNet, one block of 211 nodes and one
+ * of 2, went without the one-block treatment: +333 % at 50 % where
+ * whole-graph Checkmate has +23 %). */
+static int one_block_holds_chain(const rk_chain *ch) {
+    long n = 0, most = 0;
+    for (int b = 0; b < ch->n_blocks; b++) {
+        long k = ch->classes[ch->blocks[b].cls].n_c;
+        n += k;
+        if (k > most) most = k;
+    }
+    return n > 0 && 10 * most >= 9 * n;
+}
+
 /* Whether rockmate tries whole-graph Checkmate where no block plan fits,
  * and how: 1 with its MILP (the chain's compute nodes, all blocks together,
  * within whole_graph_max_nodes), 2 its greedy rematerialization only (a
- * chain of one block within whole_graph_greedy_max_nodes: its plan is the
- * block's greedy options), 0 not; and only at a budget no lower than the
+ * chain one block holds, within whole_graph_greedy_max_nodes: its plan is
+ * that block's greedy options), 0 not; and only at a budget no lower than the
  * proven floor (below it nothing fits). */
 static int whole_graph_applies(rk_solver *s, int64_t budget) {
     if (s->p.algo != RK_SOLVE_ROCKMATE || !(s->p.whole_graph_time > 0)) return 0;
     long n = 0;
     for (int b = 0; b < s->ch->n_blocks; b++) n += s->ch->classes[s->ch->blocks[b].cls].n_c;
     int mode = n <= s->p.whole_graph_max_nodes                                    ? 1
-               : s->ch->n_blocks == 1 && n <= s->p.whole_graph_greedy_max_nodes ? 2
+               : one_block_holds_chain(s->ch) && n <= s->p.whole_graph_greedy_max_nodes ? 2
                                                                                   : 0;
     if (!mode) return 0;
     int64_t lb;
@@ -673,8 +688,9 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, int mode, rk_sc
     return r;
 }
 
-/* A one-block chain: its block plan comes from options solved at the grid's
- * budgets (greedy ones only for a block over grid_ilp_max_cols: unseen11's
+/* A one-block chain (or one a block holds: one_block_holds_chain): its
+ * block plan comes from options solved at the grid's budgets (greedy ones
+ * only for a block over grid_ilp_max_cols: unseen11's
  * wav2vec2, +820 % at 50 %), where whole-graph Checkmate solves that block
  * at the budget itself, seeded with the plan's schedule (+9.5 %, found by
  * the root's heuristics well within 4 s; the root alone takes over 100 s,
@@ -683,7 +699,7 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, int mode, rk_sc
  * failures keep the plan. */
 static rk_status one_block_whole_graph(rk_solver *s, int64_t budget, double plan_time, rk_schedule *sched,
                                        rk_solve_result *res, rk_error *err) {
-    int mode = s->ch->n_blocks == 1 && s->p.one_block_whole_graph ? whole_graph_applies(s, budget) : 0;
+    int mode = one_block_holds_chain(s->ch) && s->p.one_block_whole_graph ? whole_graph_applies(s, budget) : 0;
     if (!mode) return RK_OK;
     rk_schedule wg;
     rk_solve_result wres;
