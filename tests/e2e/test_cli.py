@@ -223,16 +223,16 @@ class CheckmateNeverEmpty(unittest.TestCase):
     within the budget, with its gap to the proven bound; below every known
     schedule it says which smallest budget works and a proven lower bound."""
 
-    def test_one_block_takes_whole_graph_checkmate_when_cheaper(self):
-        # A chain of one block: rockmate's plan comes from its block's options,
-        # solved at the grid's budgets (a coarse 3x3 grid here: +59 % at 45 %
-        # of the keep-all peak); whole-graph Checkmate solves that block at the
-        # budget itself, seeded with the plan, and is taken when cheaper
+    def check_whole_graph_taken(self, n_blocks, source=None):
+        """One block of checkmate_resnet_graph(n_blocks): the solve at 45 % of
+        the keep-all peak (a coarse 3x3 grid) takes whole-graph Checkmate's
+        schedule ("cheaper on one block"), which fits and replays."""
         with tempfile.TemporaryDirectory() as d:
             gp, cp, kp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "k.rks", "s.rks"))
-            json.dump(checkmate_resnet_graph(6, 7), open(gp, "w"))
+            json.dump(checkmate_resnet_graph(n_blocks, 7), open(gp, "w"))
             run("import-checkmate", gp, "-o", cp, check=0)
-            self.assertEqual(len(json.load(open(cp))["blocks"]), 1)
+            ch = json.load(open(cp))
+            self.assertEqual(len(ch["blocks"]), 1)
             run("baseline", cp, "--kind", "keep-all", "-o", kp, check=0)
             b = str(int(json.loads(run("simulate", cp, kp, "--json", check=0).stdout)["peak"] * 0.45))
             plan, wg = (json.loads(run("solve", cp, "--budget", b, "--grid", "3x3", "--json", "-o", sp, *x,
@@ -240,10 +240,20 @@ class CheckmateNeverEmpty(unittest.TestCase):
                         for x in (["--whole-graph", "0"], []))
             self.assertIsNone(plan["whole_graph_why"])
             self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
+            if source:
+                self.assertEqual(wg["source"], source)
             self.assertLess(wg["predicted_time"], plan["predicted_time"])
             self.assertLessEqual(wg["simulated_peak"], int(b))
             r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)  # the schedule written replays
             self.assertEqual(r["time"], wg["predicted_time"])
+            return len(ch["classes"][0]["compute"])
+
+    def test_one_block_takes_whole_graph_checkmate_when_cheaper(self):
+        # A chain of one block: rockmate's plan comes from its block's options,
+        # solved at the grid's budgets (+59 % at 45 % of the keep-all peak);
+        # whole-graph Checkmate solves that block at the budget itself, seeded
+        # with the plan, and is taken when cheaper
+        self.check_whole_graph_taken(6)
 
     def test_large_one_block_takes_the_whole_graph_greedy(self):
         # One block over whole_graph_max_nodes (400): its options are the
@@ -251,25 +261,7 @@ class CheckmateNeverEmpty(unittest.TestCase):
         # whole-graph Checkmate's greedy rematerialization alone (no MILP)
         # solves it at the budget itself and is taken when cheaper (unseen13's
         # RAFT, 586 nodes, at 50 % of the plain step: +512 % -> +13 %)
-        with tempfile.TemporaryDirectory() as d:
-            gp, cp, kp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "k.rks", "s.rks"))
-            json.dump(checkmate_resnet_graph(42, 7), open(gp, "w"))
-            run("import-checkmate", gp, "-o", cp, check=0)
-            ch = json.load(open(cp))
-            self.assertEqual(len(ch["blocks"]), 1)
-            self.assertGreater(len(ch["classes"][0]["compute"]), 400)
-            run("baseline", cp, "--kind", "keep-all", "-o", kp, check=0)
-            b = str(int(json.loads(run("simulate", cp, kp, "--json", check=0).stdout)["peak"] * 0.45))
-            plan, wg = (json.loads(run("solve", cp, "--budget", b, "--grid", "3x3", "--json", "-o", sp, *x,
-                                       check=0).stdout)
-                        for x in (["--whole-graph", "0"], []))
-            self.assertIsNone(plan["whole_graph_why"])
-            self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
-            self.assertEqual(wg["source"], "greedy")
-            self.assertLess(wg["predicted_time"], plan["predicted_time"])
-            self.assertLessEqual(wg["simulated_peak"], int(b))
-            r = json.loads(run("simulate", cp, sp, "--json", check=0).stdout)  # the schedule written replays
-            self.assertEqual(r["time"], wg["predicted_time"])
+        self.assertGreater(self.check_whole_graph_taken(42, source="greedy"), 400)
 
     def test_budgets_and_min_budget(self):
         with tempfile.TemporaryDirectory() as d:
