@@ -636,13 +636,20 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, const rk_checkmat
  * block of its own; unseen14's mixup ResNet, one block of 211 nodes and one
  * of 2, went without the one-block treatment: +333 % at 50 % where
  * whole-graph Checkmate has +23 %). */
-static int one_block_holds_chain(const rk_chain *ch) {
-    long n = 0, most = 0;
+/* The chain's compute nodes, all blocks together; *most: the largest block's. */
+static long chain_compute_nodes(const rk_chain *ch, long *most) {
+    long n = 0;
+    *most = 0;
     for (int b = 0; b < ch->n_blocks; b++) {
         long k = ch->classes[ch->blocks[b].cls].n_c;
         n += k;
-        if (k > most) most = k;
+        if (k > *most) *most = k;
     }
+    return n;
+}
+
+static int one_block_holds_chain(const rk_chain *ch) {
+    long most, n = chain_compute_nodes(ch, &most);
     return n > 0 && 10 * most >= 9 * n;
 }
 
@@ -654,8 +661,7 @@ static int one_block_holds_chain(const rk_chain *ch) {
  * proven floor (below it nothing fits). */
 static int whole_graph_applies(rk_solver *s, int64_t budget) {
     if (s->p.algo != RK_SOLVE_ROCKMATE || !(s->p.whole_graph_time > 0)) return 0;
-    long n = 0;
-    for (int b = 0; b < s->ch->n_blocks; b++) n += s->ch->classes[s->ch->blocks[b].cls].n_c;
+    long most, n = chain_compute_nodes(s->ch, &most);
     int mode = n <= s->p.whole_graph_max_nodes                                    ? 1
                : one_block_holds_chain(s->ch) && n <= s->p.whole_graph_greedy_max_nodes ? 2
                                                                                   : 0;

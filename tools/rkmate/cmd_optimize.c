@@ -132,7 +132,7 @@ int rk_cmd_optimize(int argc, char **argv) {
     solve_progress_end(pg);
     if (s == RK_EINFEASIBLE) {
         code = solve_cli_infeasible(cmd, co.json, rk_solve_algo_name(par.algo), budget, &ch, sv, now_s() - t0, &err, 0,
-                                    sr.whole_graph_tried == 2 ? -1 : sr.whole_graph_tried ? par.whole_graph_time : 0);
+                                    solve_cli_whole_graph_s(&par, &sr));
         goto done;
     }
     if (s != RK_OK) {

@@ -114,7 +114,7 @@ int rk_cmd_solve(int argc, char **argv) {
     solve_progress_end(pg);
     if (st == RK_EINFEASIBLE) {
         rc = solve_cli_infeasible(cmd, json, rk_solve_algo_name(par.algo), budget, &ch, sv, solve_time, &err, explain,
-                                  res.whole_graph_tried == 2 ? -1 : res.whole_graph_tried ? par.whole_graph_time : 0);
+                                  solve_cli_whole_graph_s(&par, &res));
         goto done;
     }
     if (st) {

@@ -378,6 +378,10 @@ static const char *floor_cause(const floor_node *f) {
     return best == 2 && f->weights_only ? "weight_gradient_temporaries" : names[best];
 }
 
+double solve_cli_whole_graph_s(const rk_solve_params *par, const rk_solve_result *res) {
+    return res->whole_graph_tried == 2 ? -1 : res->whole_graph_tried ? par->whole_graph_time : 0;
+}
+
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
                          rk_solver *sv, double solve_time_s, const rk_error *err, int explain, double whole_graph_s) {
     int64_t minb = -1, lb = -1;

@@ -74,6 +74,10 @@ void solve_progress_free(solve_progress *p);
  * rematerialization only (a chain too large for its MILP); either way the
  * smallest budget is then that of the block plans (searched without
  * whole-graph Checkmate), and it says so. */
+/* solve_cli_infeasible's whole_graph_s from an infeasible solve's result:
+ * the seconds whole-graph Checkmate had, -1 for its greedy only, 0 when it
+ * was not tried. */
+double solve_cli_whole_graph_s(const rk_solve_params *par, const rk_solve_result *res);
 int solve_cli_infeasible(const char *cmd, int json, const char *algo, int64_t budget, const rk_chain *ch,
                          rk_solver *sv, double solve_time_s, const rk_error *err, int explain, double whole_graph_s);
 void solve_cli_json_num(FILE *f, const char *key, double v);
