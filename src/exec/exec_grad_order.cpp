@@ -53,7 +53,7 @@ namespace rkx {
 // Whether f is one of the executor's functions that hand their input no
 // gradient (they keep it apart or write it into .grad themselves:
 // SelectIntoGrad, exec_runtime.cpp; DepositGrad, exec_pieces.cpp).
-static bool hands_no_gradient(const torch::autograd::Node *f) {
+bool hands_no_gradient(const torch::autograd::Node *f) {
     const std::string n = f->name();
     return n.find("SelectIntoGrad") != std::string::npos || n.find("DepositGrad") != std::string::npos;
 }

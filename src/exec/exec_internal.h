@@ -459,6 +459,12 @@ struct Part {
 // Whether g is dense and alone in its storage (from its first byte, no byte
 // more): a gradient that holds nothing but itself (exec_runtime.cpp).
 bool alone_in_storage(const at::Tensor &g);
+// The layout a part's gradient arrives in a step, from the tracer's layout
+// probe (recv_strides, else grad_strides; empty: unknown) (exec_runtime.cpp).
+const std::vector<int64_t> &received_strides(const Part &P);
+// Whether f is one of the executor's functions that hand their input no
+// gradient (SelectIntoGrad, DepositGrad) (exec_grad_order.cpp).
+bool hands_no_gradient(const torch::autograd::Node *f);
 // Whether g has elements on one address (zero strides): an expanded
 // gradient kept as .grad, into which nothing is added in place (exec_runtime.cpp).
 bool overlapping(const at::Tensor &g);

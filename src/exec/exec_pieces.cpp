@@ -412,10 +412,8 @@ at::Tensor Runtime::stack_piece_ones(int g) {
     // contiguous buffer's piece missed that copy, and a schedule ran
     // 294 912 B over its budget on unseen13's SegFormer-like decoder).
     const Part &RP = gs[E.stack_reader].p[0];
-    std::vector<int64_t> st = !RP.recv_strides.empty()  ? RP.recv_strides
-                              : !RP.grad_strides.empty() ? RP.grad_strides
-                              : RP.leaf.defined()        ? RP.leaf.strides().vec()
-                                                         : std::vector<int64_t>();
+    std::vector<int64_t> st = received_strides(RP);
+    if (st.empty() && RP.leaf.defined()) st = RP.leaf.strides().vec();
     const at::TensorOptions opts = gs[g].p[0].leaf.options().requires_grad(false);
     at::Tensor buf = st.size() == S.sizes.size() ? at::empty_strided(S.sizes, st, opts).fill_(1) : at::ones(S.sizes, opts);
     stack_buffers.push_back(buf);

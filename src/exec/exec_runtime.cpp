@@ -758,8 +758,12 @@ void Runtime::fwd(int g) {
 // some backward kernels copy it first (a batched matmul's, col2im's, a
 // repeat's, a channels-last convolution's of a contiguous gradient
 // assembled from pieces), as they do in a step.
+const std::vector<int64_t> &received_strides(const Part &P) {
+    return P.recv_strides.empty() ? P.grad_strides : P.recv_strides;
+}
+
 static at::Tensor ones_as_received(const Part &P) {
-    const std::vector<int64_t> &s = P.recv_strides.empty() ? P.grad_strides : P.recv_strides;
+    const std::vector<int64_t> &s = received_strides(P);
     if (s.empty() || P.leaf.strides() == at::IntArrayRef(s)) return at::ones_like(P.leaf);
     at::Tensor t = at::empty_strided(P.leaf.sizes(), s, P.leaf.options().requires_grad(false));
     t.fill_(1);
@@ -976,8 +980,7 @@ static bool moves_gradient_only(const torch::autograd::Node *f) {
         "UnbindBackward0", "DiagonalBackward0", "ViewAsRealBackward0", "ViewAsComplexBackward0", "CloneBackward0",
         "ToCopyBackward0", "AddBackward0", "AddBackward1", "SubBackward0", "SubBackward1", "NegBackward0",
         "rkx::SeedGrad"};
-    const std::string n = f->name();
-    return names.count(n) || n.find("SelectIntoGrad") != std::string::npos || n.find("DepositGrad") != std::string::npos;
+    return names.count(f->name()) || hands_no_gradient(f);
 }
 
 // Whether every function the backward of roots runs besides the root
