@@ -718,6 +718,7 @@ void analyse(Model &M) {
                 // (a view of data an in-place op writes later can require grad
                 // without this run knowing: only a detach is known not to)
                 I.rg = k != aten::detach;
+                if (st[i].isTensor()) I.sizes = st[i].toTensor().sizes().vec();
                 M.vi[n->output(i)] = I;
             }
             M.st.n_views++;

@@ -9,8 +9,10 @@
 #include <torch/script.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <queue>
 #include <sstream>
+#include <tuple>
 
 #include "exec_internal.h"
 
@@ -113,7 +115,7 @@ void build_structure(Model &M) {
             for (int d : *ds)
                 if (!live[d]) { live[d] = 1; stack.push_back(d); }
     }
-    // Topological order by main-node position.
+    // Topological order by main-node position (made-from-inputs nodes: their first reader's).
     std::vector<int> indeg(ng, 0);
     for (int g = 0; g < ng; g++) {
         if (!live[g] || M.groups[g].input_index >= 0) continue;
@@ -123,17 +125,49 @@ void build_structure(Model &M) {
                 if (M.groups[d].input_index < 0) indeg[g]++;
             }
     }
-    using P = std::pair<int, int>;
+    // A node made from model inputs only (no parameter, no random draw, no
+    // gradient: NeRF's direction encoding, a mask built from lengths) is
+    // placed right before its first reader, not where the model made it: an
+    // edge from the chain's start to a late reader would keep every node in
+    // between from being a 1-separator, and holding it from the start is
+    // bytes the plain step holds but need not.
+    std::vector<int> key(ng, 0);
+    {
+        std::vector<int> by_pos;
+        for (int g = 0; g < ng; g++)
+            if (live[g] && M.groups[g].input_index < 0) by_pos.push_back(g);
+        std::sort(by_pos.begin(), by_pos.end(),
+                  [&](int a, int b) { return M.node_index[M.groups[a].main] < M.node_index[M.groups[b].main]; });
+        std::vector<char> inputs_only(ng, 0);
+        for (int g = 0; g < ng; g++) inputs_only[g] = M.groups[g].input_index >= 0;
+        for (int g : by_pos) {
+            const Group &G = M.groups[g];
+            bool only = !G.rg && !G.nondet && g != M.out_group;
+            for (auto *ds : {&G.deps_real, &G.deps_shape})
+                for (int d : *ds) only = only && inputs_only[d];
+            inputs_only[g] = only;
+        }
+        for (auto it = by_pos.rbegin(); it != by_pos.rend(); ++it) {
+            const Group &G = M.groups[*it];
+            key[*it] = M.node_index[G.main];
+            if (M.groups[*it].input_index < 0 && inputs_only[*it] && !G.consumers.empty()) {
+                key[*it] = INT32_MAX;
+                for (int c : G.consumers) key[*it] = std::min(key[*it], key[c]);
+            }
+        }
+    }
+    using P = std::tuple<int, int, int>; // (key, main-node position, group)
     std::priority_queue<P, std::vector<P>, std::greater<P>> q;
+    auto push = [&](int g) { q.push({key[g], M.node_index[M.groups[g].main], g}); };
     for (int g = 0; g < ng; g++)
-        if (live[g] && M.groups[g].input_index < 0 && indeg[g] == 0) q.push({M.node_index[M.groups[g].main], g});
+        if (live[g] && M.groups[g].input_index < 0 && indeg[g] == 0) push(g);
     while (!q.empty()) {
-        int g = q.top().second;
+        int g = std::get<2>(q.top());
         q.pop();
         M.groups[g].pos = (int)M.order.size();
         M.order.push_back(g);
         for (int c : M.groups[g].consumers)
-            if (--indeg[c] == 0) q.push({M.node_index[M.groups[c].main], c});
+            if (--indeg[c] == 0) push(c);
     }
     int nlive = 0;
     for (int g = 0; g < ng; g++) nlive += live[g] && M.groups[g].input_index < 0;
@@ -156,18 +190,24 @@ void build_structure(Model &M) {
     // one zero-filled buffer from the first item's backward to the block's
     // end, where autograd's SplitBackward makes it after the last item's
     // backward: keep-all 1.125 of the plain step on `silu(k) * v`; a
-    // `select`'s backward makes such a buffer in the plain step too).
+    // `select`'s backward makes such a buffer in the plain step too), nor
+    // as a strided piece of a cat's gradient (a BatchNorm cat-ed with a
+    // branch made from a side input: the block input's gradient would be
+    // dense, and the BatchNorm's sums run in another order).
     int m = (int)M.order.size();
     std::vector<int> maxcons(ng, -1);
     for (int g = 0; g < ng; g++)
         for (int c : M.groups[g].consumers) maxcons[g] = std::max(maxcons[g], M.groups[c].pos);
+    // A model input is not an edge to jump: the caller holds it all step and
+    // it gets no gradient, so a later block reads it as a side input (a label
+    // read only by the loss: cdgraph keeps it in memory until block 0's last
+    // backward, after every later block's).
     int reach = -1;
-    for (int g = 0; g < ng; g++)
-        if (M.groups[g].input_index >= 0) reach = std::max(reach, maxcons[g]);
     int begin = 0;
     for (int i = 0; i < m; i++) {
         int g = M.order[i];
-        if (i == m - 1 || (reach <= i && M.groups[g].has_grad && !read_only_through_split_items(M, g))) {
+        if (i == m - 1 || (reach <= i && M.groups[g].has_grad && !read_only_through_split_items(M, g) &&
+                           !read_as_a_strided_piece(M, g))) {
             M.block_begin.push_back(begin);
             M.block_end.push_back(i + 1);
             begin = i + 1;
@@ -280,6 +320,7 @@ static std::string value_text(Model &M, const Value *v, int block, const std::ma
     case VK::Data: {
         const Group &O = M.groups[I.owner];
         if (O.block == block) return "g" + std::to_string(O.local);
+        if (O.input_index >= 0 && block > 0) return "m" + std::to_string(O.input_index); // a side input
         return "in";
     }
     case VK::View: {

@@ -39,6 +39,20 @@ std::vector<int> block_inputs(Model &M, int b) {
     return r;
 }
 
+std::vector<int> side_inputs(const Model &M) {
+    std::vector<int> r;
+    for (size_t g = 0; g < M.groups.size(); g++) {
+        const Group &I = M.groups[g];
+        if (I.input_index < 0) continue;
+        for (int c : I.consumers)
+            if (M.groups[c].block > 0) {
+                r.push_back((int)g);
+                break;
+            }
+    }
+    return r;
+}
+
 std::string sanitize(const std::string &s) {
     std::string r;
     for (char c : s) r += (isalnum((unsigned char)c) || c == '_') ? c : '_';
@@ -106,12 +120,17 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
     for (size_t k = 0; k < ssums.size(); k++)
         dss.push_back(add_d("s" + std::to_string(k), RK_D_GRAD, ssums[k].bytes, 5,
                             M.groups[ssums[k].readers.front()].local, (int)k));
+    // (-1: a side input, outside this block's graph: block 0 holds it)
     auto data_of = [&](int grp) -> int {
         auto it = in_idx.find(grp);
         if (it != in_idx.end()) return din[it->second];
         const Group &H = M.groups[grp];
+        if (H.input_index >= 0 && b > 0) return -1;
         if (H.block != b) fail(RK_EFAIL, "block " + std::to_string(b) + " uses data of another block");
         return dd[H.local];
+    };
+    auto use = [&](int c, int d, rk_edge_kind k) {
+        if (d >= 0) rk_graph_add_use(gr, c, d, k);
     };
     auto grad_of = [&](int grp) -> int {
         auto it = in_idx.find(grp);
@@ -122,8 +141,8 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         const Group &G = M.groups[M.order[first + j]];
         std::string nm = std::to_string(j) + "_" + sanitize(G.op);
         int c = add_c("f" + nm, RK_C_FWD, meas ? (*meas)[j].fwd_time : 0, meas ? (*meas)[j].fwd_over : 0, 0, j);
-        for (int d : G.deps_real) rk_graph_add_use(gr, c, data_of(d), RK_EDGE_REAL);
-        for (int d : G.deps_shape) rk_graph_add_use(gr, c, data_of(d), RK_EDGE_FAKE);
+        for (int d : G.deps_real) use(c, data_of(d), RK_EDGE_REAL);
+        for (int d : G.deps_shape) use(c, data_of(d), RK_EDGE_FAKE);
         rk_graph_add_out(gr, c, dd[j]);
         if (dp[j] >= 0) rk_graph_add_out(gr, c, dp[j]);
     }
@@ -148,13 +167,17 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
             rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
             rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
             for (int d : G.deps_real)
-                rk_graph_add_use(gr, c, data_of(d), !me || me->saved_deps.count(d) ? RK_EDGE_REAL : RK_EDGE_FAKE);
+                use(c, data_of(d), !me || me->saved_deps.count(d) ? RK_EDGE_REAL : RK_EDGE_FAKE);
         }
         int c = split ? add_c("b" + nm, RK_C_BWD, me ? me->x_time : 0, me ? me->x_over : 0, 4, j)
                       : add_c("b" + nm, RK_C_BWD, me ? me->bwd_time : 0, me ? me->bwd_over : 0, 1, j);
         if (dg[j] >= 0) rk_graph_add_use(gr, c, dg[j], RK_EDGE_REAL);
         for (int d : dpc[j]) rk_graph_add_use(gr, c, d, RK_EDGE_REAL);
         rk_graph_add_use(gr, c, dp[j], RK_EDGE_REAL);
+        // side inputs: present until every later block is done (really used here)
+        std::vector<int> side = b == 0 && j == m - 1 && M.block_begin.size() > 1 ? side_inputs(M) : std::vector<int>();
+        for (int si : side)
+            if (!G.deps_real.count(si)) rk_graph_add_use(gr, c, din[in_idx.at(si)], RK_EDGE_REAL);
         for (size_t k = 0; k < ssums.size(); k++) { // a static sum's reader adds to its buffer
             const std::vector<int> &rs = ssums[k].readers;
             if (std::find(rs.begin(), rs.end(), M.order[first + j]) == rs.end()) continue;
@@ -163,8 +186,9 @@ void build_class_graph(Model &M, int b, const std::vector<Measure> *meas, double
         }
         rk_graph_add_use(gr, c, dd[j], (!me || me->saved_self) ? RK_EDGE_REAL : RK_EDGE_FAKE);
         for (int d : G.deps_real) {
-            bool saved = !me || (!split && me->saved_deps.count(d)); // the input part: shapes only
-            rk_graph_add_use(gr, c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
+            bool saved = !me || (!split && me->saved_deps.count(d)) || // the input part: shapes only
+                         std::find(side.begin(), side.end(), d) != side.end();
+            use(c, data_of(d), saved ? RK_EDGE_REAL : RK_EDGE_FAKE);
             const Group &D = M.groups[d];
             if (!D.has_grad || !G.deps_grad.count(d)) continue; // (read through a detach: no gradient)
             if (dvs.count(d)) {

@@ -99,6 +99,7 @@ struct VInfo {
     const Value *alias = nullptr; // unpack of a Cheap construct, or an in-place op's result: the value it stands for
     int part = 0;                 // Data: which of the owner's outputs (ops returning several tensors)
     bool rg = true;               // View: whether a gradient can flow through it (not a `detach`)
+    std::vector<int64_t> sizes;   // View: its sizes in the analysis run (a tensor view; else empty)
     IValue sval;                  // Static: the value
 };
 
@@ -749,6 +750,10 @@ struct ClassGraph {
 
 // Block inputs: the model inputs (block 0) or the previous block's output.
 std::vector<int> block_inputs(Model &M, int b);
+// Side inputs: the model inputs a block after the first reads (a label read
+// only by the loss).  In the chain they are block 0's inputs, held until the
+// backward of block 0's last node, which runs after every later block's.
+std::vector<int> side_inputs(const Model &M);
 // An op's name as the CD-graph's node names carry it (non-alphanumerics -> '_').
 std::string sanitize(const std::string &s);
 // The CD-graph of block b (measures may be null: structure only; then
@@ -789,6 +794,11 @@ bool read_only_through_pieces(Model &M, int d, std::map<const Value *, std::vect
 // does not cut a block there: the next block's input gradient would be one
 // zero-filled buffer from its first item's backward on).
 bool read_only_through_split_items(Model &M, int d);
+// Whether group g's data is an item of the one `cat`/`stack` (along a dim
+// other than 0) that reads it, whose backward hands it a strided piece of
+// its gradient, which its own backward takes as it is (exec_pieces.cpp):
+// kept so only within a block, as a block's input it would be made dense.
+bool read_as_a_strided_piece(Model &M, int g);
 
 // ------------------------------------------------------ training data (exec_train_data.cpp)
 

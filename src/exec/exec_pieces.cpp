@@ -201,54 +201,95 @@ static bool backward_takes_contiguous(const Group &E) {
 // chain counts that whole gradient on the input whose backward runs last
 // (the first in the graph), 0 on the others, and the stack's backward does
 // not count it twice.
+// A `stack` or `cat` (group s) along a dim other than 0, its items, and
+// for a cat each item's offset and length along the dim (all items Data or
+// views of that rank: Res2Net's first scale, a chunk of the input cat-ed as
+// it is, beside convolved scales whose BatchNorm the plain step hands a
+// strided gradient; otherwise, e.g. an empty tensor skipped by cat, false).
+struct StackItems {
+    bool cat = false;
+    int64_t dim = 0;
+    std::vector<const Value *> items;
+    std::vector<int64_t> off, len;
+};
+static bool stack_items(Model &M, int s, StackItems &T) {
+    const Group &S = M.groups[s];
+    if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1) return false;
+    T.cat = S.main->kind() == aten::cat;
+    if (!T.cat && S.main->kind() != aten::stack) return false;
+    const VInfo &DI = M.vi.at(resolve_alias(M, S.main->input(1)));
+    const VInfo &LI = M.vi.at(resolve_alias(M, S.main->input(0)));
+    if (DI.kind != VK::Static || !DI.sval.isInt() || LI.kind != VK::Cheap || !LI.def ||
+        LI.def->kind() != prim::ListConstruct)
+        return false;
+    int64_t rank = (int64_t)S.sizes.size();
+    T.dim = DI.sval.toInt();
+    if (T.dim < 0) T.dim += rank;
+    if (T.dim <= 0 || T.dim >= rank) return false; // along dim 0 the pieces are dense: a leaf takes them as they are
+    T.items.clear();
+    for (const Value *u : LI.def->inputs()) T.items.push_back(resolve_alias(M, u));
+    T.off.assign(T.items.size(), 0);
+    T.len.assign(T.items.size(), -1);
+    if (!T.cat) return true;
+    int64_t at = 0;
+    for (size_t i = 0; i < T.items.size(); i++) {
+        const VInfo &I = M.vi.at(T.items[i]);
+        const std::vector<int64_t> *sz = I.kind == VK::Data && I.part == 0 ? &M.groups[I.owner].sizes
+                                         : I.kind == VK::View                ? &I.sizes
+                                                                             : nullptr;
+        if (!sz || sz->size() != (size_t)rank) return false;
+        T.off[i] = at;
+        T.len[i] = (*sz)[T.dim];
+        at += T.len[i];
+    }
+    return at == S.sizes[T.dim];
+}
+
+// The group whose data item i of T (of stack s) is, when its gradient is
+// that strided piece as it is (read by the stack only, once, directly, and
+// its backward not one that makes it contiguous first); else -1.
+static int strided_piece_owner(Model &M, int s, const StackItems &T, size_t i) {
+    const VInfo &I = M.vi.at(T.items[i]);
+    if (I.kind != VK::Data || I.owner == s || std::count(T.items.begin(), T.items.end(), T.items[i]) != 1) return -1;
+    const Group &E = M.groups[I.owner];
+    if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.consumers.size() != 1 || !E.pieces.empty() ||
+        E.stack_reader >= 0)
+        return -1;
+    if (T.cat && backward_takes_contiguous(E)) return -1;
+    return I.owner;
+}
+
+} // namespace
+
+bool read_as_a_strided_piece(Model &M, int g) {
+    const Group &G = M.groups[g];
+    if (G.consumers.size() != 1) return false;
+    StackItems T;
+    if (!stack_items(M, G.consumers[0], T)) return false;
+    for (size_t i = 0; i < T.items.size(); i++)
+        if (strided_piece_owner(M, G.consumers[0], T, i) == g) return true;
+    return false;
+}
+
+namespace {
+
 void find_stack_inputs(Model &M) {
     for (int s : M.order) {
         Group &S = M.groups[s];
-        if (!S.has_grad || !S.main || S.prog.back() != S.main || S.outs.size() != 1) continue;
-        const bool cat = S.main->kind() == aten::cat;
-        if (!cat && S.main->kind() != aten::stack) continue;
-        const VInfo &DI = M.vi.at(resolve_alias(M, S.main->input(1)));
-        const VInfo &LI = M.vi.at(resolve_alias(M, S.main->input(0)));
-        if (DI.kind != VK::Static || !DI.sval.isInt() || LI.kind != VK::Cheap || !LI.def ||
-            LI.def->kind() != prim::ListConstruct)
-            continue;
-        int64_t dim = DI.sval.toInt(), rank = (int64_t)S.sizes.size();
-        if (dim < 0) dim += rank;
-        if (dim <= 0 || dim >= rank) continue; // along dim 0 the pieces are dense: a leaf takes them as they are
-        std::vector<const Value *> items;
-        for (const Value *u : LI.def->inputs()) items.push_back(resolve_alias(M, u));
-        // A cat's pieces: each item's offset and length along the dim (all
-        // items Data of that rank; otherwise, e.g. an empty tensor skipped
-        // by cat, the cat is left alone).
-        std::vector<int64_t> off(items.size(), 0), len(items.size(), -1);
-        if (cat) {
-            int64_t at = 0;
-            size_t i = 0;
-            for (; i < items.size(); i++) {
-                const VInfo &I = M.vi.at(items[i]);
-                if (I.kind != VK::Data || I.part != 0 || M.groups[I.owner].sizes.size() != (size_t)rank) break;
-                off[i] = at;
-                len[i] = M.groups[I.owner].sizes[dim];
-                at += len[i];
-            }
-            if (i < items.size() || at != S.sizes[dim]) continue;
-        }
+        StackItems T;
+        if (!stack_items(M, s, T)) continue;
         int last = -1;
-        for (size_t i = 0; i < items.size(); i++) {
-            const VInfo &I = M.vi.at(items[i]);
-            if (I.kind != VK::Data || I.owner == s || std::count(items.begin(), items.end(), items[i]) != 1) continue;
-            Group &E = M.groups[I.owner];
-            if (!E.has_grad || E.input_index >= 0 || E.outs.size() != 1 || E.block != S.block ||
-                E.consumers.size() != 1 || !E.pieces.empty() || E.stack_reader >= 0)
-                continue;
-            if (cat && backward_takes_contiguous(E)) continue;
+        for (size_t i = 0; i < T.items.size(); i++) {
+            int e = strided_piece_owner(M, s, T, i);
+            if (e < 0 || M.groups[e].block != S.block) continue; // (a block's input: build_structure cuts not there)
+            Group &E = M.groups[e];
             E.stack_reader = s;
-            E.stack_index = cat ? (int)off[i] : (int)i;
-            E.stack_len = len[i];
-            E.stack_dim = dim;
+            E.stack_index = T.cat ? (int)T.off[i] : (int)i;
+            E.stack_len = T.len[i];
+            E.stack_dim = T.dim;
             E.stack_grad_bytes = 0;
             S.stack_input_kept = true;
-            if (last < 0 || E.pos < M.groups[last].pos) last = I.owner;
+            if (last < 0 || E.pos < M.groups[last].pos) last = e;
         }
         if (last >= 0) M.groups[last].stack_grad_bytes = S.grad_bytes;
     }

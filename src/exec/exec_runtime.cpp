@@ -698,6 +698,13 @@ void Runtime::fwd(int g) {
     // output kept): the op regenerates the same bytes, so free the old copy
     // first, as the simulator counts no new memory for a present output.
     if (S.ran && S.p[0].canon && S.p[0].canon.unsafeGetStorageImpl()->nbytes() > 0) forget_data(g);
+    // Likewise its phantom (the autograd graph of the last run, which the
+    // new one replaces): else both graphs' saved tensors are held while the
+    // op runs (a BatchNorm's saved mean and invstd, 128 B over the
+    // prediction where whole-graph Checkmate recomputes it with its phantom
+    // kept).
+    if (S.ran)
+        for (Part &P : S.p) P.proxy = at::Tensor();
     std::vector<at::Tensor> outs = exec_program(g);
     bool first = !S.ran;
     S.ran = true;

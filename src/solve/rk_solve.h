@@ -143,7 +143,13 @@ typedef struct {
                                     is taken when cheaper (res->whole_graph =
                                     2); as there, a MILP stopped by the time
                                     limit makes the answer depend on the
-                                    machine's speed.  0: never */
+                                    machine's speed.  A chain of several
+                                    blocks within whole_graph_max_nodes gets
+                                    the same beside its plan, with the root
+                                    of the search only and an eighth of
+                                    whole_graph_time (block options cannot
+                                    share a recomputation across a
+                                    boundary).  0: never */
     int full_grid;               /* rockmate: 1 = solve every point of every
                                     class's grid when the solver is made (as
                                     rk_checkmate_chain_options); 0 (default) =
@@ -174,10 +180,10 @@ typedef struct {
     int whole_graph;             /* rockmate: 1 = no block plan fit, the
                                     schedule is whole-graph Checkmate's
                                     (rk_solve_params.whole_graph_time; the
-                                    checkmate_* fields describe it); 2 = a
-                                    one-block chain whose whole-graph
-                                    Checkmate schedule is cheaper than its
-                                    block plan's (one_block_whole_graph) */
+                                    checkmate_* fields describe it); 2 = its
+                                    whole-graph Checkmate schedule is cheaper
+                                    than its block plan's
+                                    (one_block_whole_graph) */
     int whole_graph_tried;       /* rockmate, infeasible: whole-graph
                                     Checkmate was tried too and found none:
                                     1 with its MILP, 2 its greedy only

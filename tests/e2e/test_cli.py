@@ -226,7 +226,7 @@ class CheckmateNeverEmpty(unittest.TestCase):
     def check_whole_graph_taken(self, n_blocks, source=None):
         """One block of checkmate_resnet_graph(n_blocks): the solve at 45 % of
         the keep-all peak (a coarse 3x3 grid) takes whole-graph Checkmate's
-        schedule ("cheaper on one block"), which fits and replays."""
+        schedule ("cheaper than the block plan"), which fits and replays."""
         with tempfile.TemporaryDirectory() as d:
             gp, cp, kp, sp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "k.rks", "s.rks"))
             json.dump(checkmate_resnet_graph(n_blocks, 7), open(gp, "w"))
@@ -239,7 +239,7 @@ class CheckmateNeverEmpty(unittest.TestCase):
                                        check=0).stdout)
                         for x in (["--whole-graph", "0"], []))
             self.assertIsNone(plan["whole_graph_why"])
-            self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
+            self.assertEqual(wg["whole_graph_why"], "cheaper than the block plan")
             if source:
                 self.assertEqual(wg["source"], source)
             self.assertLess(wg["predicted_time"], plan["predicted_time"])

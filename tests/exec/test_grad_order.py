@@ -409,11 +409,13 @@ class ChannelsLastUpsampleCat(nn.Module):
 
 
 class ConvNetLossScaled(nn.Module):
-    """A conv net whose label input is read by the loss (one block up to the
-    loss), its loss divided by 4 after it (gradient accumulation): that
-    division is a block of its own, and the chain went without the one-block
-    treatment (whole-graph Checkmate beside the block plan; unseen14's
-    mixup ResNet: +333 % at 50 % where whole-graph Checkmate has +23 %)."""
+    """A conv net whose label input is read by the loss, its loss divided by 4
+    after it (gradient accumulation).  It was one block up to the loss and the
+    division one of its own, which went without the one-block treatment
+    (whole-graph Checkmate beside the block plan; unseen14's mixup ResNet:
+    +333 % at 50 % where whole-graph Checkmate has +23 %); with the label a
+    side input it is a block per layer, and a chain of several blocks within
+    400 compute nodes gets whole-graph Checkmate's root beside its plan."""
 
     def __init__(self):
         super().__init__()
@@ -533,20 +535,20 @@ class TestGradOrder(unittest.TestCase):
         torch.manual_seed(20)
         self.check_model("clup", ChannelsLastUpsampleCat(), torch.randn(4, 16, 24, 24))
 
-    def test_trailing_loss_block_gets_the_one_block_treatment(self):
+    def test_small_chain_gets_whole_graph_checkmate_beside_its_plan(self):
         torch.manual_seed(21)
         xs = (torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,)))
         path, inputs, rkg = (os.path.join(TMP, "lossdiv" + e) for e in (".pt", ".inputs.pt", ".rkg"))
         torch.jit.trace(ConvNetLossScaled().train(), xs, check_trace=False).save(path)
         torch.save(list(xs), inputs)
         rk("trace", path, "--input-file", inputs, "-o", rkg, "--quiet", "--runs", "1", check=0)
-        with open(rkg) as f:
-            self.assertEqual(len(json.load(f)["blocks"]), 2)
+        with open(rkg) as f:  # the label is a side input: cut at every layer
+            self.assertGreater(len(json.load(f)["blocks"]), 2)
         plan, wg = (json.loads(rk("solve", rkg, "--budget", "50%", "--grid", "6x6", "--time-limit", "2", "--json",
                                   *x, check=0).stdout)
                     for x in (["--whole-graph", "0"], []))
         self.assertIsNone(plan["whole_graph_why"])
-        self.assertEqual(wg["whole_graph_why"], "cheaper on one block")
+        self.assertEqual(wg["whole_graph_why"], "cheaper than the block plan")
         self.assertLess(wg["predicted_time"], plan["predicted_time"])
         self.assertLessEqual(wg["simulated_peak"], wg["budget"])
 

@@ -160,7 +160,7 @@ int rk_cmd_optimize(int argc, char **argv) {
                co.ex.model_path, ts.n_blocks, ts.n_classes, ts.nodes_simplified, ts.seconds);
         printf("algorithm %s%s, budget %s, predicted overhead %+.1f %%\n", rk_solve_algo_name(par.algo),
                sr.whole_graph == 1   ? " (no plan over the blocks fits: whole-graph Checkmate's schedule)"
-               : sr.whole_graph == 2 ? " (one block: whole-graph Checkmate's schedule, cheaper than the block plan's)"
+               : sr.whole_graph == 2 ? " (whole-graph Checkmate's schedule, cheaper than the block plan's)"
                                      : "",
                rk_format_bytes(budget, b, sizeof b), 100.0 * sr.overhead);
     }

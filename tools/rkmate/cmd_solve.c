@@ -141,7 +141,7 @@ int rk_cmd_solve(int argc, char **argv) {
         json_num("options_time_s", info->options_time_s);
         if (par.algo == RK_SOLVE_ROCKMATE)
             printf("\"whole_graph\": %s, \"whole_graph_why\": %s, ", res.whole_graph ? "true" : "false",
-                   res.whole_graph == 1 ? "\"no block plan fits\"" : res.whole_graph == 2 ? "\"cheaper on one block\"" : "null");
+                   res.whole_graph == 1 ? "\"no block plan fits\"" : res.whole_graph == 2 ? "\"cheaper than the block plan\"" : "null");
         if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             /* gap and bound: against the proven bound of the Checkmate model */
             json_num("gap", res.checkmate_gap);
@@ -179,7 +179,7 @@ int rk_cmd_solve(int argc, char **argv) {
             printf("whole graph   no plan over the blocks' options fits: whole-graph Checkmate's schedule "
                    "(--whole-graph %g s)\n", par.whole_graph_time);
         else if (res.whole_graph == 2)
-            printf("whole graph   one block: whole-graph Checkmate's schedule, cheaper than the block plan's "
+            printf("whole graph   whole-graph Checkmate's schedule, cheaper than the block plan's "
                    "(--whole-graph %g s)\n", par.whole_graph_time);
         if (par.algo == RK_SOLVE_CHECKMATE || res.whole_graph) {
             if (res.checkmate_optimal) printf("checkmate     proven optimal (from %s)\n", res.checkmate_source);
