@@ -263,6 +263,24 @@ class CheckmateNeverEmpty(unittest.TestCase):
         # RAFT, 586 nodes, at 50 % of the plain step: +512 % -> +13 %)
         self.assertGreater(self.check_whole_graph_taken(42, source="greedy"), 400)
 
+    def test_several_blocks_take_the_whole_graph_root_when_cheaper(self):
+        # The traced U-Net (10 blocks, 101 compute nodes, within 400): its plan
+        # over block options at half the plain peak cannot share a recomputation
+        # across a boundary (+17 %); whole-graph Checkmate's root, seeded with
+        # it, runs beside it and is taken when cheaper (+11 %), within the budget
+        chain = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "chains", "unet96.rkg")
+        with tempfile.TemporaryDirectory() as d:
+            sp = os.path.join(d, "s.rks")
+            plan, wg = (json.loads(run("solve", chain, "--budget", "50%", "--grid", "6x6", "--time-limit", "2",
+                                       "--threads", "2", "--json", "-o", sp, *x, check=0).stdout)
+                        for x in (["--whole-graph", "0"], []))
+            self.assertIsNone(plan["whole_graph_why"])
+            self.assertEqual(wg["whole_graph_why"], "cheaper than the block plan")
+            self.assertLess(wg["predicted_time"], plan["predicted_time"])
+            self.assertLessEqual(wg["simulated_peak"], wg["budget"])
+            r = json.loads(run("simulate", chain, sp, "--json", check=0).stdout)  # the schedule written replays
+            self.assertEqual(r["time"], wg["predicted_time"])
+
     def test_budgets_and_min_budget(self):
         with tempfile.TemporaryDirectory() as d:
             gp, cp, sp, kp = (os.path.join(d, x) for x in ("g.json", "c.rkg", "s.rks", "k.rks"))
