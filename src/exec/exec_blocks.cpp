@@ -9,10 +9,8 @@
 #include <torch/script.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <queue>
 #include <sstream>
-#include <tuple>
 
 #include "exec_internal.h"
 
@@ -115,7 +113,7 @@ void build_structure(Model &M) {
             for (int d : *ds)
                 if (!live[d]) { live[d] = 1; stack.push_back(d); }
     }
-    // Topological order by main-node position (made-from-inputs nodes: their first reader's).
+    // Topological order by main-node position.
     std::vector<int> indeg(ng, 0);
     for (int g = 0; g < ng; g++) {
         if (!live[g] || M.groups[g].input_index >= 0) continue;
@@ -125,44 +123,13 @@ void build_structure(Model &M) {
                 if (M.groups[d].input_index < 0) indeg[g]++;
             }
     }
-    // A node made from model inputs only (no parameter, no random draw, no
-    // gradient: NeRF's direction encoding, a mask built from lengths) is
-    // placed right before its first reader, not where the model made it: an
-    // edge from the chain's start to a late reader would keep every node in
-    // between from being a 1-separator, and holding it from the start is
-    // bytes the plain step holds but need not.
-    std::vector<int> key(ng, 0);
-    {
-        std::vector<int> by_pos;
-        for (int g = 0; g < ng; g++)
-            if (live[g] && M.groups[g].input_index < 0) by_pos.push_back(g);
-        std::sort(by_pos.begin(), by_pos.end(),
-                  [&](int a, int b) { return M.node_index[M.groups[a].main] < M.node_index[M.groups[b].main]; });
-        std::vector<char> inputs_only(ng, 0);
-        for (int g = 0; g < ng; g++) inputs_only[g] = M.groups[g].input_index >= 0;
-        for (int g : by_pos) {
-            const Group &G = M.groups[g];
-            bool only = !G.rg && !G.nondet && g != M.out_group;
-            for (auto *ds : {&G.deps_real, &G.deps_shape})
-                for (int d : *ds) only = only && inputs_only[d];
-            inputs_only[g] = only;
-        }
-        for (auto it = by_pos.rbegin(); it != by_pos.rend(); ++it) {
-            const Group &G = M.groups[*it];
-            key[*it] = M.node_index[G.main];
-            if (M.groups[*it].input_index < 0 && inputs_only[*it] && !G.consumers.empty()) {
-                key[*it] = INT32_MAX;
-                for (int c : G.consumers) key[*it] = std::min(key[*it], key[c]);
-            }
-        }
-    }
-    using P = std::tuple<int, int, int>; // (key, main-node position, group)
+    using P = std::pair<int, int>;
     std::priority_queue<P, std::vector<P>, std::greater<P>> q;
-    auto push = [&](int g) { q.push({key[g], M.node_index[M.groups[g].main], g}); };
+    auto push = [&](int g) { q.push({M.node_index[M.groups[g].main], g}); };
     for (int g = 0; g < ng; g++)
         if (live[g] && M.groups[g].input_index < 0 && indeg[g] == 0) push(g);
     while (!q.empty()) {
-        int g = std::get<2>(q.top());
+        int g = q.top().second;
         q.pop();
         M.groups[g].pos = (int)M.order.size();
         M.order.push_back(g);

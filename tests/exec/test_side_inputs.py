@@ -2,8 +2,7 @@
 """End-to-end test of side inputs (docs/exec.md, "Blocks"): a model input read
 after the first block — a label read only by the loss, a conditioning vector
 added in every layer, a batch size read from an input's shape — does not keep
-the chain one block, nor does a node made from inputs only (an encoding of a
-view direction, a mask from lengths), placed right before its first reader.  The chain is cut at the 1-separators the other edges
+the chain one block.  The chain is cut at the 1-separators the other edges
 allow, later blocks read the input outside their graph, block 0 holds it until
 its last node's backward (after every later block's), and every schedule —
 keep-all, recompute-all, rockmate at its smallest budget, rotor at half the
@@ -54,29 +53,6 @@ class Conditioned(nn.Module):
         return x.reshape(c.shape[0], -1) * 2
 
 
-class LateEncoding(nn.Module):
-    """NeRF-like: a sinusoidal encoding of the view direction, made from an input
-    before the MLP (no parameter: no gradient) and read only by the head; a
-    mask made from lengths, read only by the loss."""
-
-    def __init__(self, d=96, layers=6):
-        super().__init__()
-        self.inp = nn.Linear(3, d)
-        self.layers = nn.ModuleList([nn.Linear(d, d) for _ in range(layers)])
-        self.head = nn.Linear(d + 12, 1)
-
-    def forward(self, x, dirs, lengths):
-        f = torch.arange(2, dtype=dirs.dtype)
-        enc = torch.cat([torch.sin(dirs[..., None] * 2 ** f), torch.cos(dirs[..., None] * 2 ** f)], -1)
-        enc = enc.flatten(-2)  # (B, N, 12)
-        mask = (torch.arange(x.shape[1])[None] < lengths[:, None]).to(x.dtype)
-        h = torch.relu(self.inp(x))
-        for lin in self.layers:
-            h = torch.relu(lin(h))
-        out = self.head(torch.cat([h, enc], -1)).squeeze(-1)
-        return (out * mask).pow(2)
-
-
 class TestSideInputs(unittest.TestCase):
     def trace(self, name, model, xs):
         torch.manual_seed(0)
@@ -113,14 +89,6 @@ class TestSideInputs(unittest.TestCase):
         chain = self.check("cond", Conditioned(), (x, c), 6)
         # the layers after the first are one class: the side input named the same in each
         self.assertLess(len(chain["classes"]), len(chain["blocks"]) - 2, [b["class"] for b in chain["blocks"]])
-
-    def test_made_from_inputs_placed_before_its_reader(self):
-        # the encoding and the mask are made where the model makes them (before the
-        # MLP) but placed right before their first reader: not an edge over the MLP
-        torch.manual_seed(0)
-        x, dirs = torch.randn(4, 64, 3), torch.randn(4, 64, 3)
-        lengths = torch.tensor([64, 40, 17, 64])
-        self.check("late_enc", LateEncoding(), (x, dirs, lengths), 6)
 
 
 if __name__ == "__main__":
