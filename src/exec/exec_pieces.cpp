@@ -189,18 +189,6 @@ static bool backward_takes_contiguous(const Group &E) {
     return E.main && E.prog.back() == E.main && convs.count(E.main->kind().toQualString()) > 0;
 }
 
-// The inputs of a `stack` (or `cat`) along a dim other than 0 that nothing
-// else reads: the backward hands each a strided (non-dense) piece of the
-// result's gradient (a select; a cat's: a narrow), which autograd passes on
-// as it is, while a leaf's accumulator makes it contiguous, and a Linear's
-// bias gradient or a BatchNorm's then sums in another order (moe_dense:
-// experts' outputs stacked on the last dim, gradients differing in the last
-// bit; an attention U-Net's BatchNorm whose output is cat with the skip on
-// the channels: 44 of 54 gradients off by up to 9e-5).  Kept as views, the
-// pieces hold the whole gradient until the last of them is forgotten: the
-// chain counts that whole gradient on the input whose backward runs last
-// (the first in the graph), 0 on the others, and the stack's backward does
-// not count it twice.
 // A `stack` or `cat` (group s) along a dim other than 0, its items, and
 // for a cat each item's offset and length along the dim (all items Data or
 // views of that rank: Res2Net's first scale, a chunk of the input cat-ed as
@@ -259,20 +247,18 @@ static int strided_piece_owner(Model &M, int s, const StackItems &T, size_t i) {
     return I.owner;
 }
 
-} // namespace
-
-bool read_as_a_strided_piece(Model &M, int g) {
-    const Group &G = M.groups[g];
-    if (G.consumers.size() != 1) return false;
-    StackItems T;
-    if (!stack_items(M, G.consumers[0], T)) return false;
-    for (size_t i = 0; i < T.items.size(); i++)
-        if (strided_piece_owner(M, G.consumers[0], T, i) == g) return true;
-    return false;
-}
-
-namespace {
-
+// The inputs of a `stack` (or `cat`) along a dim other than 0 that nothing
+// else reads: the backward hands each a strided (non-dense) piece of the
+// result's gradient (a select; a cat's: a narrow), which autograd passes on
+// as it is, while a leaf's accumulator makes it contiguous, and a Linear's
+// bias gradient or a BatchNorm's then sums in another order (moe_dense:
+// experts' outputs stacked on the last dim, gradients differing in the last
+// bit; an attention U-Net's BatchNorm whose output is cat with the skip on
+// the channels: 44 of 54 gradients off by up to 9e-5).  Kept as views, the
+// pieces hold the whole gradient until the last of them is forgotten: the
+// chain counts that whole gradient on the input whose backward runs last
+// (the first in the graph), 0 on the others, and the stack's backward does
+// not count it twice.
 void find_stack_inputs(Model &M) {
     for (int s : M.order) {
         Group &S = M.groups[s];
@@ -296,6 +282,16 @@ void find_stack_inputs(Model &M) {
 }
 
 } // namespace
+
+bool read_as_a_strided_piece(Model &M, int g) {
+    const Group &G = M.groups[g];
+    if (G.consumers.size() != 1) return false;
+    StackItems T;
+    if (!stack_items(M, G.consumers[0], T)) return false;
+    for (size_t i = 0; i < T.items.size(); i++)
+        if (strided_piece_owner(M, G.consumers[0], T, i) == g) return true;
+    return false;
+}
 
 // The inputs of a `sum` over some dims that nothing else reads: SumBackward
 // hands each an expand (stride 0) of the sum's gradient, which autograd

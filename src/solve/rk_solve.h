@@ -128,7 +128,7 @@ typedef struct {
                                     greedy ones there (unseen13's RAFT, 586
                                     nodes, at 50 %: the plan +512 %, the
                                     whole graph's greedy +13 %).  Default 1000 */
-    int one_block_whole_graph;   /* rockmate on a chain of one block, or one
+    int whole_graph_beside_plan; /* rockmate on a chain of one block, or one
                                     block and a few nodes (9 in 10 compute
                                     nodes in one block: a scalar op after the
                                     loss is a block of its own) (its
@@ -183,7 +183,7 @@ typedef struct {
                                     checkmate_* fields describe it); 2 = its
                                     whole-graph Checkmate schedule is cheaper
                                     than its block plan's
-                                    (one_block_whole_graph) */
+                                    (whole_graph_beside_plan) */
     int whole_graph_tried;       /* rockmate, infeasible: whole-graph
                                     Checkmate was tried too and found none:
                                     1 with its MILP, 2 its greedy only

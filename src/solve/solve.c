@@ -75,7 +75,7 @@ void rk_solve_params_default(rk_solve_params *p) {
     p->whole_graph_time = 4;
     p->whole_graph_max_nodes = 400;
     p->whole_graph_greedy_max_nodes = 1000;
-    p->one_block_whole_graph = 1;
+    p->whole_graph_beside_plan = 1;
 }
 
 static rk_dp_algo dp_algo_of(rk_solve_algo a) {
@@ -631,11 +631,6 @@ static rk_status solve_checkmate(rk_solver *s, int64_t budget, const rk_checkmat
     return RK_OK;
 }
 
-/* Whether one block holds the chain: at least 9 in 10 of its compute nodes
- * (a scalar op after the loss, `loss / accum_steps` or `loss.sum()`, is a
- * block of its own; unseen14's mixup ResNet, one block of 211 nodes and one
- * of 2, went without the one-block treatment: +333 % at 50 % where
- * whole-graph Checkmate has +23 %). */
 /* The chain's compute nodes, all blocks together; *most: the largest block's. */
 static long chain_compute_nodes(const rk_chain *ch, long *most) {
     long n = 0;
@@ -648,6 +643,11 @@ static long chain_compute_nodes(const rk_chain *ch, long *most) {
     return n;
 }
 
+/* Whether one block holds the chain: at least 9 in 10 of its compute nodes
+ * (a scalar op after the loss, `loss / accum_steps` or `loss.sum()`, is a
+ * block of its own; unseen14's mixup ResNet, one block of 211 nodes and one
+ * of 2, went without the one-block treatment: +333 % at 50 % where
+ * whole-graph Checkmate has +23 %). */
 static int one_block_holds_chain(const rk_chain *ch) {
     long most, n = chain_compute_nodes(ch, &most);
     return n > 0 && 10 * most >= 9 * n;
@@ -713,15 +713,16 @@ static rk_status solve_whole_graph(rk_solver *s, int64_t budget, int mode, long 
  * whole_graph_max_nodes gets the root of that search only
  * (WHOLE_GRAPH_BESIDE_PLAN_NODES; whole_graph_time still bounds it): its
  * plan joins block options that cannot share a recomputation across a
- * boundary (unseen14's NeRF, ten blocks once its side inputs let it be cut,
- * at 50 %: the plan +45.6 %, the whole graph's root +21.1 % in 0.1 s; the
- * U-Net +12.6 % -> +4.8 %), and a node limit keeps the answer independent
- * of the machine's speed where the time limit is not reached. */
+ * boundary (a ten-block NeRF at 50 %: the plan +45.6 %, the whole graph's
+ * root +21.1 % in 0.1 s; the zoo's U-Net +12.6 % -> +4.8 %), and a node
+ * limit keeps the answer independent of the machine's speed where the
+ * time limit is not reached.  (Mode 2, the greedy alone, only comes with a
+ * chain one block holds: whole_graph_applies.) */
 static rk_status whole_graph_beside_plan(rk_solver *s, int64_t budget, double plan_time, rk_schedule *sched,
                                          rk_solve_result *res, rk_error *err) {
     int held = one_block_holds_chain(s->ch);
-    int mode = s->p.one_block_whole_graph ? whole_graph_applies(s, budget) : 0;
-    if (!mode || (!held && mode != 1)) return RK_OK;
+    int mode = s->p.whole_graph_beside_plan ? whole_graph_applies(s, budget) : 0;
+    if (!mode) return RK_OK;
     rk_schedule wg;
     rk_solve_result wres;
     rk_error e2;
